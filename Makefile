@@ -1,0 +1,32 @@
+# Thin wrapper over CMake presets: `make run` builds and runs the main job, `make test`
+# builds and runs the whole suite.
+PRESET ?= default
+BUILD  ?= build
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all build run test asan windows clean
+
+all: build
+
+build:
+	cmake --preset $(PRESET)
+	cmake --build --preset $(PRESET) -j $(JOBS)
+
+run: build
+	./$(BUILD)/kiln check
+	./$(BUILD)/kiln bench attention --batch 1 --heads 16 --head-dim 64 --dtype bf16 --seqlen 128,512,1024
+
+test: build
+	ctest --preset $(PRESET) -j $(JOBS)
+
+asan:
+	cmake --preset asan
+	cmake --build --preset asan -j $(JOBS)
+	ctest --preset asan -j $(JOBS)
+
+windows:
+	cmake --preset windows-mingw
+	cmake --build --preset windows-mingw -j $(JOBS)
+
+clean:
+	rm -rf build build-asan build-windows-mingw

@@ -1,0 +1,47 @@
+/*
+ * The backend interface: a small table of functions plus the backend's own state. The core
+ * validates arguments, then calls into the table. Optional entries may be NULL; the core
+ * then reports KILN_UNSUPPORTED naming the backend.
+ */
+#ifndef KILN_CORE_BACKEND_H
+#define KILN_CORE_BACKEND_H
+
+#include "kiln.h"
+#include "json.h"
+#include "problem.h"
+
+#define KILN_BACKEND_IFACE_VERSION 1
+
+typedef struct kiln_backend_iface {
+    int version; /* KILN_BACKEND_IFACE_VERSION */
+    kiln_backend kind;
+    const char *name;
+
+    /* Starts the backend on device; stores its state in *state. */
+    kiln_status (*init)(int device, void **state);
+    void (*free)(void *state);
+
+    /* Automatic split count for this shape on this device (>= 1). */
+    int32_t (*choose_splits)(void *state, int64_t batch, int64_t max_seqlen_q,
+                             int64_t max_seqlen_k, int64_t heads_q, int64_t head_dim);
+
+    /* Runs the problem; fills *report (variant, tier, target, splits) on success. */
+    kiln_status (*attention)(void *state, const kiln_attn_problem *p, kiln_dispatch *report);
+    kiln_status (*act_and_mul)(void *state, const kiln_act_problem *p, kiln_dispatch *report);
+
+    /* (optional) Appends a JSON object describing the device to buf (src/core/json.h). */
+    void (*describe)(void *state, struct kiln_json *out);
+} kiln_backend_iface;
+
+struct kiln_context {
+    const kiln_backend_iface *iface;
+    void *state;
+    int device;
+};
+
+/* Backends compiled into this library (NULL where the build has none). */
+extern const kiln_backend_iface kiln_cpu_backend;
+const kiln_backend_iface *kiln_cuda_backend_iface(void); /* NULL if not built */
+const kiln_backend_iface *kiln_hip_backend_iface(void);  /* NULL if not built */
+
+#endif

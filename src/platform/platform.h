@@ -1,0 +1,105 @@
+/*
+ * The one internal interface to the operating system. src/platform/unix/ and
+ * src/platform/win/ implement it with matching file names (dl.c, fs.c, lock.c, process.c,
+ * thread.c, time.c, env.c); the build picks one folder. Nothing outside src/platform/ uses
+ * an OS header or #ifdef _WIN32.
+ *
+ * Strings are UTF-8 everywhere; the Windows side converts to UTF-16 at the system call.
+ * Functions that can fail return 0 on success and -1 on failure and, where they take an
+ * err/errcap pair, write the system's own error text there (never NULL-terminated beyond
+ * errcap).
+ */
+#ifndef KILN_PLATFORM_H
+#define KILN_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- dynamic libraries (dl.c) ------------------------------------------------------- */
+typedef struct kiln_dl kiln_dl;
+/* Loads a shared library by name or path: dlopen(RTLD_NOW | RTLD_LOCAL) / LoadLibraryExW
+ * under SetErrorMode(SEM_FAILCRITICALERRORS). NULL on failure with the loader's text. */
+kiln_dl *kiln_dl_open(const char *name, char *err, size_t errcap);
+void *kiln_dl_sym(kiln_dl *lib, const char *symbol);
+void kiln_dl_close(kiln_dl *lib);
+/* Full path of the file a loaded library came from (for `kiln info`); 0 on success. */
+int kiln_dl_path(kiln_dl *lib, char *buf, size_t cap);
+
+/* ---- threads, mutexes, condition variables, once (thread.c) ------------------------- */
+typedef struct kiln_thread kiln_thread;
+typedef struct kiln_mutex kiln_mutex;
+typedef struct kiln_cond kiln_cond;
+
+kiln_thread *kiln_thread_start(void (*fn)(void *), void *arg); /* NULL on failure */
+void kiln_thread_join(kiln_thread *t);                         /* frees t */
+
+kiln_mutex *kiln_mutex_create(void); /* NULL on failure */
+void kiln_mutex_free(kiln_mutex *m);
+void kiln_mutex_lock(kiln_mutex *m);
+void kiln_mutex_unlock(kiln_mutex *m);
+
+kiln_cond *kiln_cond_create(void);
+void kiln_cond_free(kiln_cond *c);
+void kiln_cond_wait(kiln_cond *c, kiln_mutex *m);
+void kiln_cond_signal(kiln_cond *c);
+void kiln_cond_broadcast(kiln_cond *c);
+
+/* Static, thread-safe one-time initialisation. */
+typedef struct kiln_once {
+    volatile long state;
+} kiln_once;
+#define KILN_ONCE_INIT {0}
+void kiln_once_run(kiln_once *once, void (*fn)(void));
+
+/* Number of cores this process may run on (affinity mask honoured), at least 1. */
+int kiln_cpu_count(void);
+
+/* ---- time (time.c) ------------------------------------------------------------------ */
+uint64_t kiln_time_ns(void);        /* monotonic, high resolution */
+void kiln_sleep_ms(unsigned ms);
+
+/* ---- environment (env.c) ------------------------------------------------------------ */
+/* Copies the UTF-8 value of an environment variable into buf. Returns 1 if set (even if
+ * empty), 0 if unset. A value longer than cap - 1 is truncated. */
+int kiln_env_get(const char *name, char *buf, size_t cap);
+/* Sets (value non-NULL) or removes an environment variable of this process. */
+int kiln_env_set(const char *name, const char *value);
+
+/* ---- files (fs.c) ------------------------------------------------------------------- */
+/* The per-user cache root: $XDG_CACHE_HOME/kiln or ~/.cache/kiln; %LOCALAPPDATA%\kiln.
+ * KILN_CACHE_DIR, when set, is handled by the caller, not here. */
+int kiln_fs_default_cache_dir(char *buf, size_t cap);
+int kiln_fs_mkdirs(const char *path);           /* like mkdir -p; 0 if it exists */
+int kiln_fs_exists(const char *path);           /* 1 / 0 */
+/* Reads a whole file into a malloc'd buffer (*data, *len); caller frees. */
+int kiln_fs_read(const char *path, void **data, size_t *len, char *err, size_t errcap);
+/* Writes data to a unique temporary file beside path, flushes it, then renames it over path
+ * atomically (rename / MoveFileExW with MOVEFILE_REPLACE_EXISTING | WRITE_THROUGH). */
+int kiln_fs_write_atomic(const char *path, const void *data, size_t len, char *err,
+                         size_t errcap);
+int kiln_fs_remove(const char *path);          /* file; 0 if it did not exist */
+/* Calls fn for each entry name (not . or ..) in dir; stops early if fn returns nonzero. */
+int kiln_fs_list(const char *dir, int (*fn)(const char *name, void *user), void *user);
+char kiln_fs_sep(void);                        /* '/' or '\\' */
+/* 1 if the directory exists and a file can be created in it. */
+int kiln_fs_writable_dir(const char *path);
+
+/* ---- processes (process.c) ---------------------------------------------------------- */
+uint64_t kiln_process_id(void);
+/* 1 if a process with this id is running, 0 if it is not (kill(pid, 0) + ESRCH on Unix;
+ * OpenProcess + GetExitCodeProcess == STILL_ACTIVE on Windows, never signals). */
+int kiln_process_alive(uint64_t pid);
+
+/* ---- file locks (lock.c) ------------------------------------------------------------ */
+/* A lock is a file created exclusively (O_EXCL / CREATE_NEW) holding the owner's process
+ * id. A lock whose owner is no longer alive (kiln_process_alive) is stale and is broken.
+ * kiln_lock_acquire waits up to timeout_ms (polling) and returns 0 when held, 1 on timeout,
+ * -1 on error (err set). */
+typedef struct kiln_lock kiln_lock;
+int kiln_lock_acquire(const char *path, unsigned timeout_ms, kiln_lock **out, char *err,
+                      size_t errcap);
+void kiln_lock_release(kiln_lock *lock); /* removes the file; NULL accepted */
+/* Reads the owner pid stored in a lock file; 0 on success. */
+int kiln_lock_owner(const char *path, uint64_t *pid);
+
+#endif
