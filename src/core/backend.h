@@ -29,8 +29,18 @@ typedef struct kiln_backend_iface {
     kiln_status (*attention)(void *state, const kiln_attn_problem *p, kiln_dispatch *report);
     kiln_status (*act_and_mul)(void *state, const kiln_act_problem *p, kiln_dispatch *report);
 
-    /* (optional) Appends a JSON object describing the device to buf (src/core/json.h). */
-    void (*describe)(void *state, struct kiln_json *out);
+    /* (optional) Writes the device's fields into the JSON object currently open in out. */
+    void (*describe)(void *state, kiln_json *out);
+
+    /* Memory of the backend's device, for tests and the tool (the library itself only
+     * allocates workspace). The CPU backend uses malloc and memcpy. */
+    void *(*mem_alloc)(void *state, size_t bytes);
+    void (*mem_free)(void *state, void *ptr);
+    /* to_device nonzero: host src -> device dst; zero: device src -> host dst. Synchronous. */
+    kiln_status (*mem_copy)(void *state, void *dst, const void *src, size_t bytes,
+                            int to_device);
+    /* Waits for all work queued on stream (NULL = default stream). */
+    kiln_status (*synchronize)(void *state, void *stream);
 } kiln_backend_iface;
 
 struct kiln_context {

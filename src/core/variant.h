@@ -1,0 +1,28 @@
+/*
+ * Canonical variant keys, the one name of a kernel variant used in AOT file names, cache
+ * entries, error messages and the dispatch report:
+ *   attn_fwd.<dtype>.d<head_dim>.<mask>.<mode>.<tier>   mask: full | causal | window
+ *                                                       mode: fixed | varlen | paged
+ *   attn_combine.<dtype>.d<head_dim>.<tier>
+ *   <act>_and_mul.<dtype>.<tier>                        act: silu | gelu | gelu_tanh
+ * dtype is kiln_dtype_name(): f32 | f16 | bf16. tier: cpu | generic | tensor.
+ */
+#ifndef KILN_CORE_VARIANT_H
+#define KILN_CORE_VARIANT_H
+
+#include <stddef.h>
+
+#include "problem.h"
+
+const char *kiln_mode_name(kiln_attn_mode mode);
+/* "full", "causal" (window (-1|any, 0) from the causal flag) or "window". */
+const char *kiln_mask_name(const kiln_attn_problem *p);
+const char *kiln_activation_name(kiln_activation act); /* silu | gelu | gelu_tanh */
+
+void kiln_variant_key_attn(char *buf, size_t cap, const kiln_attn_problem *p, const char *tier);
+void kiln_variant_key_combine(char *buf, size_t cap, kiln_dtype dtype, int64_t head_dim,
+                              const char *tier);
+void kiln_variant_key_act(char *buf, size_t cap, kiln_activation act, kiln_dtype dtype,
+                          const char *tier);
+
+#endif
