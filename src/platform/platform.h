@@ -90,6 +90,22 @@ uint64_t kiln_process_id(void);
  * OpenProcess + GetExitCodeProcess == STILL_ACTIVE on Windows, never signals). */
 int kiln_process_alive(uint64_t pid);
 
+/* Child processes (the lock and cache tests run a second kiln process). argv[0] is the
+ * program's path, argv ends with NULL; the child inherits the environment and the standard
+ * streams. NULL on failure with the system's text in err. */
+typedef struct kiln_child kiln_child;
+kiln_child *kiln_process_spawn(const char *const *argv, char *err, size_t errcap);
+uint64_t kiln_process_child_id(const kiln_child *child);
+/* Ends the child at once (SIGKILL / TerminateProcess): it gets no chance to clean up. */
+int kiln_process_kill(kiln_child *child);
+/* Waits up to timeout_ms (KILN_WAIT_FOREVER: no limit) for the child to exit. Returns 0 with
+ * its exit code in *code (128 + signal number when a signal ended it), 1 on timeout, -1 on
+ * error. The child is reaped once it has exited. */
+#define KILN_WAIT_FOREVER 0xffffffffu
+int kiln_process_wait(kiln_child *child, unsigned timeout_ms, int *code);
+/* Releases the handle; a child still running keeps running. NULL accepted. */
+void kiln_process_free(kiln_child *child);
+
 /* ---- file locks (lock.c) ------------------------------------------------------------ */
 /* A lock is a file created exclusively (O_EXCL / CREATE_NEW) holding the owner's process
  * id. A lock whose owner is no longer alive (kiln_process_alive) is stale and is broken.
