@@ -62,7 +62,7 @@ typedef struct kiln_attn_problem {
     const float *alibi;                /* NULL = off */
     int64_t alibi_stride_batch;        /* 0 for [heads_q] slopes */
 
-    int32_t num_splits; /* as requested (0 = backend chooses) */
+    int32_t num_splits; /* resolved by the core: >= 1 (1 = no split) */
     void *workspace;
     size_t workspace_size;
     void *stream;
