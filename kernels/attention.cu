@@ -1,0 +1,285 @@
+/*
+ * Attention forward, generic tier: SIMT only, no matrix instructions, one source for
+ * NVRTC and clang HIP. A variant is this file plus
+ *   KILN_DTYPE     1 f16 | 2 bf16           (q, k, v, out)
+ *   KILN_HEAD_DIM  64 | 128 | 256           the largest head_dim the variant runs; the real
+ *                                           head_dim (a multiple of 8) is a runtime argument
+ *   KILN_MASK      KILN_MASK_FULL | _CAUSAL | _WINDOW
+ *   KILN_MODE      KILN_MODE_ID_FIXED | _VARLEN | _PAGED (paged covers decode and prefill)
+ *
+ * One block computes KILN_ATTN_BLOCK_Q query rows of one (batch, head[, split]):
+ *   for each key tile of KILN_ATTN_BLOCK_K keys inside the rows' visible range:
+ *     stage K and V in shared memory (16-bit, as stored)
+ *     S = scale * Q K^T, soft-cap, ALiBi, mask                (4 scores per thread)
+ *     online softmax in fp32: row max, P = exp(S - max), row sum (one thread per row for
+ *     the reductions, every thread for the exponentials)
+ *     O = O * alpha + P V                                      (thread owns rows x dims)
+ * then O / l goes to out and LSE (num_splits == 1) or, with num_splits > 1, the normalised
+ * partial output and its LSE go to the fp32 workspace for kernels/combine.cu.
+ * Shared memory (bytes) = 2 * 16 * (D + 2) + 4 * 32 * (D + 2) + 4 * 16 * 33 + 4 * 16 * 4:
+ * 42.6 KiB at D = 256, under NVIDIA's 48 KiB static limit and AMD's 64 KiB LDS.
+ * Nothing depends on the wave size: reductions go through shared memory.
+ */
+#include "kiln_device.h"
+#include "kiln_args.h"
+
+#if !defined(KILN_HEAD_DIM) || !defined(KILN_MASK) || !defined(KILN_MODE)
+#error "KILN_HEAD_DIM, KILN_MASK and KILN_MODE must be defined"
+#endif
+#if KILN_DTYPE == 0
+#error "the GPU attention kernels take f16 or bf16"
+#endif
+
+#define BQ KILN_ATTN_BLOCK_Q
+#define BK KILN_ATTN_BLOCK_K
+#define NT KILN_ATTN_THREADS
+#define DMAX KILN_HEAD_DIM
+#define LDQK (DMAX + 2) /* odd word stride: the 32 key rows read in phase 1 hit 32 banks */
+/* Phase-3 ownership: TD threads along head_dim, NT / TD row groups. */
+#define TD (DMAX < NT ? DMAX : NT)
+#define RPT (BQ / (NT / TD)) /* rows per thread */
+#define CPT (DMAX / TD)      /* dims per thread */
+/* Phase-1 ownership: thread t scores key t % BK for rows t / BK + k * (NT / BK). */
+#define SROWS (BQ / (NT / BK))
+
+typedef struct kiln_seq {
+    kiln_i64 sq, sk;  /* this sequence's query and key counts */
+    kiln_i64 row0;    /* workspace / packed row of query 0 */
+    kiln_i64 q_off, o_off, lse_off, k_off, v_off;
+} kiln_seq;
+
+KILN_DEV kiln_seq kiln_seq_of(const kiln_attn_args *a, kiln_i64 b)
+{
+    kiln_seq s;
+    if (a->cu_seqlens_q) {
+        kiln_i64 q0 = a->cu_seqlens_q[b];
+        s.sq = a->cu_seqlens_q[b + 1] - q0;
+        s.row0 = q0;
+        s.q_off = q0 * a->q_stride_row;
+        s.o_off = q0 * a->o_stride_row;
+        s.lse_off = q0 * a->lse_stride_row;
+    } else {
+        s.sq = a->seqlen_q;
+        s.row0 = b * a->seqlen_q;
+        s.q_off = b * a->q_stride_batch;
+        s.o_off = b * a->o_stride_batch;
+        s.lse_off = b * a->lse_stride_batch;
+    }
+#if KILN_MODE == KILN_MODE_ID_FIXED
+    s.sk = a->seqlen_k;
+    s.k_off = b * a->k_stride_batch;
+    s.v_off = b * a->v_stride_batch;
+#elif KILN_MODE == KILN_MODE_ID_VARLEN
+    s.sk = a->cu_seqlens_k[b + 1] - a->cu_seqlens_k[b];
+    s.k_off = (kiln_i64)a->cu_seqlens_k[b] * a->k_stride_row;
+    s.v_off = (kiln_i64)a->cu_seqlens_k[b] * a->v_stride_row;
+#else
+    s.sk = a->seqlens_k[b];
+    s.k_off = 0;
+    s.v_off = 0;
+#endif
+    return s;
+}
+
+/* Offsets of key j's row (head 0) in k and v. */
+KILN_DEV void kiln_kv_row(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 j,
+                          kiln_i64 *ko, kiln_i64 *vo)
+{
+#if KILN_MODE == KILN_MODE_ID_PAGED
+    kiln_i64 page = a->block_table[b * a->block_table_stride + j / a->page_size];
+    kiln_i64 slot = j % a->page_size;
+    *ko = page * a->k_stride_batch + slot * a->k_stride_row;
+    *vo = page * a->v_stride_batch + slot * a->v_stride_row;
+#else
+    *ko = s->k_off + j * a->k_stride_row;
+    *vo = s->v_off + j * a->v_stride_row;
+#endif
+}
+
+KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
+{
+    KILN_SHARED kiln_elem qs[BQ][LDQK];
+    KILN_SHARED kiln_elem ks[BK][LDQK];
+    KILN_SHARED kiln_elem vs[BK][DMAX];
+    KILN_SHARED float ss[BQ][BK + 1];
+    KILN_SHARED float row_m[BQ], row_use[BQ], row_l[BQ], row_alpha[BQ];
+
+    const kiln_i32 t = kiln_thread_x();
+    const kiln_i64 h = kiln_block_y();
+    const kiln_i64 b = kiln_block_z() / a.num_splits;
+    const kiln_i64 split = kiln_block_z() % a.num_splits;
+    const kiln_i64 hk = h / (a.heads_q / a.heads_kv);
+    const kiln_i64 hd = a.head_dim;
+    const kiln_seq s = kiln_seq_of(&a, b);
+    const kiln_i64 i0 = kiln_block_x() * BQ;
+    if (i0 >= s.sq) return; /* whole block leaves together: no barrier is skipped */
+
+    const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
+    const kiln_i64 i_last = (i0 + BQ < s.sq ? i0 + BQ : s.sq) - 1;
+    kiln_i64 lo = 0, hi = s.sk;
+#if KILN_MASK != KILN_MASK_FULL
+    if (a.window_left >= 0 && i0 + diag - a.window_left > lo) lo = i0 + diag - a.window_left;
+#if KILN_MASK == KILN_MASK_CAUSAL
+    if (i_last + diag + 1 < hi) hi = i_last + diag + 1;
+#else
+    if (a.window_right >= 0 && i_last + diag + a.window_right + 1 < hi)
+        hi = i_last + diag + a.window_right + 1;
+#endif
+#endif
+    if (a.num_splits > 1) {
+        kiln_i64 chunk = (s.sk + a.num_splits - 1) / a.num_splits;
+        kiln_i64 c0 = split * chunk, c1 = c0 + chunk;
+        if (c0 > lo) lo = c0;
+        if (c1 < hi) hi = c1;
+    }
+
+    const kiln_elem *q = (const kiln_elem *)a.q;
+    const kiln_elem *k = (const kiln_elem *)a.k;
+    const kiln_elem *v = (const kiln_elem *)a.v;
+    const float slope = a.alibi ? a.alibi[b * a.alibi_stride_batch + h] : 0.0f;
+
+    for (kiln_i32 e = t; e < BQ * DMAX; e += NT) {
+        kiln_i32 r = e / DMAX, d = e % DMAX;
+        kiln_elem x = kiln_f32_to_elem(0.0f);
+        if (i0 + r < s.sq && d < hd)
+            x = q[s.q_off + (i0 + r) * a.q_stride_row + h * a.q_stride_head + d];
+        qs[r][d] = x;
+    }
+    if (t < BQ) {
+        row_m[t] = kiln_neg_inf();
+        row_l[t] = 0.0f;
+    }
+
+    const kiln_i32 pd = t % TD;      /* phase-3 first dim */
+    const kiln_i32 pr = (t / TD) * RPT; /* phase-3 first row */
+    float acc[RPT][CPT];
+    #pragma unroll
+    for (kiln_i32 r = 0; r < RPT; ++r)
+        #pragma unroll
+        for (kiln_i32 c = 0; c < CPT; ++c) acc[r][c] = 0.0f;
+
+    for (kiln_i64 kt = lo; kt < hi; kt += BK) {
+        kiln_sync(); /* previous tile fully consumed (and qs / row state written) */
+        for (kiln_i32 e = t; e < BK * DMAX; e += NT) {
+            kiln_i32 jj = e / DMAX, d = e % DMAX;
+            kiln_elem kx = kiln_f32_to_elem(0.0f), vx = kiln_f32_to_elem(0.0f);
+            if (kt + jj < hi && d < hd) {
+                kiln_i64 ko, vo;
+                kiln_kv_row(&a, &s, b, kt + jj, &ko, &vo);
+                kx = k[ko + hk * a.k_stride_head + d];
+                vx = v[vo + hk * a.v_stride_head + d];
+            }
+            ks[jj][d] = kx;
+            vs[jj][d] = vx;
+        }
+        kiln_sync();
+
+        /* Phase 1: scores. */
+        {
+            const kiln_i32 c = t % BK;
+            const kiln_i32 rg = t / BK;
+            float dot[SROWS];
+            #pragma unroll
+            for (kiln_i32 r = 0; r < SROWS; ++r) dot[r] = 0.0f;
+            for (kiln_i64 d = 0; d < hd; ++d) {
+                float kv = kiln_elem_to_f32(ks[c][d]);
+                #pragma unroll
+                for (kiln_i32 r = 0; r < SROWS; ++r)
+                    dot[r] += kiln_elem_to_f32(qs[rg + r * (NT / BK)][d]) * kv;
+            }
+            #pragma unroll
+            for (kiln_i32 r = 0; r < SROWS; ++r) {
+                const kiln_i32 row = rg + r * (NT / BK);
+                const kiln_i64 i = i0 + row, j = kt + c;
+                float x = dot[r] * a.scale;
+                if (a.softcap != 0.0f) x = a.softcap * kiln_tanhf(x / a.softcap);
+                if (a.alibi) {
+                    kiln_i64 dist = i + diag - j;
+                    x -= slope * (float)(dist < 0 ? -dist : dist);
+                }
+                int visible = j < hi;
+#if KILN_MASK != KILN_MASK_FULL
+                if (a.window_left >= 0 && j < i + diag - a.window_left) visible = 0;
+#if KILN_MASK == KILN_MASK_CAUSAL
+                if (j > i + diag) visible = 0;
+#else
+                if (a.window_right >= 0 && j > i + diag + a.window_right) visible = 0;
+#endif
+#endif
+                ss[row][c] = visible ? x : kiln_neg_inf();
+            }
+        }
+        kiln_sync();
+
+        /* Phase 2: online softmax. A row with nothing visible yet keeps max -inf and uses 0
+         * as its reference so exp() gives 0, never NaN. */
+        if (t < BQ) {
+            float m_old = row_m[t], m_new = m_old;
+            for (kiln_i32 c = 0; c < BK; ++c) m_new = kiln_fmaxf(m_new, ss[t][c]);
+            float use = m_new == kiln_neg_inf() ? 0.0f : m_new;
+            row_m[t] = m_new;
+            row_use[t] = use;
+            row_alpha[t] = kiln_expf(m_old - use);
+        }
+        kiln_sync();
+        for (kiln_i32 e = t; e < BQ * BK; e += NT) {
+            kiln_i32 r = e / BK, c = e % BK;
+            ss[r][c] = kiln_expf(ss[r][c] - row_use[r]);
+        }
+        kiln_sync();
+        if (t < BQ) {
+            float sum = 0.0f;
+            for (kiln_i32 c = 0; c < BK; ++c) sum += ss[t][c];
+            row_l[t] = row_l[t] * row_alpha[t] + sum;
+        }
+
+        /* Phase 3: O = O * alpha + P V. */
+        #pragma unroll
+        for (kiln_i32 r = 0; r < RPT; ++r) {
+            float al = row_alpha[pr + r];
+            #pragma unroll
+            for (kiln_i32 c = 0; c < CPT; ++c) acc[r][c] *= al;
+        }
+        for (kiln_i32 jj = 0; jj < BK; ++jj) {
+            float vv[CPT];
+            #pragma unroll
+            for (kiln_i32 c = 0; c < CPT; ++c) vv[c] = kiln_elem_to_f32(vs[jj][pd + c * TD]);
+            #pragma unroll
+            for (kiln_i32 r = 0; r < RPT; ++r) {
+                float p = ss[pr + r][jj];
+                #pragma unroll
+                for (kiln_i32 c = 0; c < CPT; ++c) acc[r][c] += p * vv[c];
+            }
+        }
+    }
+    kiln_sync(); /* row_m / row_l final */
+
+    #pragma unroll
+    for (kiln_i32 r = 0; r < RPT; ++r) {
+        const kiln_i64 i = i0 + pr + r;
+        if (i >= s.sq) continue;
+        const float l = row_l[pr + r];
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        const float lse = l > 0.0f ? row_m[pr + r] + kiln_logf(l) : kiln_neg_inf();
+        if (a.num_splits > 1) {
+            const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
+            #pragma unroll
+            for (kiln_i32 c = 0; c < CPT; ++c) {
+                kiln_i64 d = pd + c * TD;
+                if (d < hd) a.ws_out[wrow * hd + d] = acc[r][c] * inv;
+            }
+            if (pd == 0) a.ws_lse[wrow] = lse;
+        } else {
+            kiln_elem *o = (kiln_elem *)a.out;
+            #pragma unroll
+            for (kiln_i32 c = 0; c < CPT; ++c) {
+                kiln_i64 d = pd + c * TD;
+                if (d < hd)
+                    o[s.o_off + i * a.o_stride_row + h * a.o_stride_head + d] =
+                        kiln_f32_to_elem(acc[r][c] * inv);
+            }
+            if (pd == 0 && a.lse)
+                a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
+        }
+    }
+}

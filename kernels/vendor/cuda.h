@@ -1,0 +1,45 @@
+/*
+ * The CUDA side of the device rename layer, for NVRTC (no host headers: NVRTC predefines
+ * threadIdx, __syncthreads and the math built-ins). kernels/vendor/hip.h provides the same
+ * names for clang HIP / hipRTC.
+ */
+#ifndef KILN_VENDOR_CUDA_H
+#define KILN_VENDOR_CUDA_H
+
+typedef long long kiln_i64;
+typedef int kiln_i32;
+typedef unsigned int kiln_u32;
+typedef unsigned short kiln_u16;
+
+#define KILN_KERNEL(threads) extern "C" __global__ void __launch_bounds__(threads)
+#define KILN_DEV static __device__ __forceinline__
+#define KILN_SHARED __shared__
+
+#define kiln_thread_x() ((kiln_i32)threadIdx.x)
+#define kiln_block_x() ((kiln_i64)blockIdx.x)
+#define kiln_block_y() ((kiln_i64)blockIdx.y)
+#define kiln_block_z() ((kiln_i64)blockIdx.z)
+#define kiln_sync() __syncthreads()
+
+KILN_DEV float kiln_expf(float x) { return expf(x); }
+KILN_DEV float kiln_logf(float x) { return logf(x); }
+KILN_DEV float kiln_fabsf(float x) { return fabsf(x); }
+KILN_DEV float kiln_fmaxf(float a, float b) { return fmaxf(a, b); }
+KILN_DEV kiln_u32 kiln_f32_bits(float x) { return __float_as_uint(x); }
+KILN_DEV float kiln_bits_f32(kiln_u32 x) { return __uint_as_float(x); }
+
+/* The hardware conversions, round to nearest even like the CPU reference. */
+KILN_DEV float kiln_f16_to_f32(kiln_u16 h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+KILN_DEV kiln_u16 kiln_f32_to_f16(float f)
+{
+    kiln_u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+
+#endif
