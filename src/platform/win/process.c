@@ -1,0 +1,148 @@
+/* Process ids, liveness and child processes. */
+#include "platform/platform.h"
+#include "platform/win/wide.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+struct kiln_child {
+    HANDLE process;
+    DWORD id;
+};
+
+uint64_t kiln_process_id(void) { return GetCurrentProcessId(); }
+
+/* Windows has no signal 0. Opening the process asks the kernel whether the id names a
+ * process object; the exit code tells a running process from one that has exited but whose
+ * object is still held open by someone. Access denied (a process of another user, or a
+ * protected one) still proves the process exists, so it counts as alive: a live owner's lock
+ * must never be broken. */
+int kiln_process_alive(uint64_t pid)
+{
+    if (pid == 0 || pid > 0xffffffffu) return 0;
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
+    if (!h) return GetLastError() == ERROR_INVALID_PARAMETER ? 0 : 1;
+    DWORD code = 0;
+    int alive = !GetExitCodeProcess(h, &code) || code == STILL_ACTIVE;
+    CloseHandle(h);
+    return alive;
+}
+
+/* Appends one argument quoted so that CommandLineToArgvW and the C runtime give it back
+ * unchanged: backslashes double only where they precede a quote. */
+static size_t quote_arg(wchar_t *out, const wchar_t *arg)
+{
+    size_t n = 0;
+    int plain = arg[0] != 0 && wcspbrk(arg, L" \t\n\v\"") == NULL;
+    if (plain) {
+        size_t len = wcslen(arg);
+        if (out) memcpy(out, arg, len * sizeof *out);
+        return len;
+    }
+    if (out) out[n] = L'"';
+    n++;
+    for (const wchar_t *p = arg;; p++) {
+        size_t slashes = 0;
+        while (*p == L'\\') p++, slashes++;
+        size_t copies = *p == 0 ? slashes * 2 : *p == L'"' ? slashes * 2 + 1 : slashes;
+        for (size_t i = 0; i < copies; i++, n++)
+            if (out) out[n] = L'\\';
+        if (*p == 0) break;
+        if (out) out[n] = *p;
+        n++;
+    }
+    if (out) out[n] = L'"';
+    return n + 1;
+}
+
+static wchar_t *command_line(const char *const *argv)
+{
+    size_t count = 0, total = 1;
+    while (argv[count]) count++;
+    wchar_t **wide = calloc(count + 1, sizeof *wide);
+    wchar_t *line = NULL;
+    if (!wide) return NULL;
+    for (size_t i = 0; i < count; i++) {
+        if (!(wide[i] = kiln_win_wide(argv[i]))) goto done;
+        total += quote_arg(NULL, wide[i]) + 1;
+    }
+    if (!(line = malloc(total * sizeof *line))) goto done;
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (i) line[n++] = L' ';
+        n += quote_arg(line + n, wide[i]);
+    }
+    line[n] = 0;
+done:
+    for (size_t i = 0; i < count; i++) free(wide[i]);
+    free(wide);
+    return line;
+}
+
+kiln_child *kiln_process_spawn(const char *const *argv, char *err, size_t errcap)
+{
+    STARTUPINFOW si;
+    PROCESS_INFORMATION pi;
+    kiln_child *c;
+    wchar_t *line;
+    if (!argv || !argv[0]) {
+        if (errcap) snprintf(err, errcap, "no program to run");
+        return NULL;
+    }
+    if (!(line = command_line(argv)) || !(c = calloc(1, sizeof *c))) {
+        free(line);
+        if (errcap) snprintf(err, errcap, "cannot run '%s': bad argument or out of memory",
+                             argv[0]);
+        return NULL;
+    }
+    memset(&si, 0, sizeof si);
+    si.cb = sizeof si;
+    /* No application name: CreateProcessW then takes the program from the quoted first
+     * argument and adds ".exe" when it has no extension, as a shell would. Handles are not
+     * inherited, so the child cannot keep one of ours (a lock file, say) open. */
+    if (!CreateProcessW(NULL, line, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi)) {
+        char what[512];
+        snprintf(what, sizeof what, "cannot run '%s'", argv[0]);
+        kiln_win_error(err, errcap, what, GetLastError());
+        free(line);
+        free(c);
+        return NULL;
+    }
+    free(line);
+    CloseHandle(pi.hThread);
+    c->process = pi.hProcess;
+    c->id = pi.dwProcessId;
+    return c;
+}
+
+uint64_t kiln_process_child_id(const kiln_child *child) { return child ? child->id : 0; }
+
+int kiln_process_kill(kiln_child *child)
+{
+    if (!child) return -1;
+    /* 137 = 128 + SIGKILL, the code a shell reports for a killed process on Unix. */
+    if (TerminateProcess(child->process, 137)) return 0;
+    /* Access is denied once the process has already exited; that is success here. */
+    return WaitForSingleObject(child->process, 0) == WAIT_OBJECT_0 ? 0 : -1;
+}
+
+int kiln_process_wait(kiln_child *child, unsigned timeout_ms, int *code)
+{
+    DWORD exit_code = 0;
+    if (!child) return -1;
+    DWORD r = WaitForSingleObject(child->process,
+                                  timeout_ms == KILN_WAIT_FOREVER ? INFINITE : timeout_ms);
+    if (r == WAIT_TIMEOUT) return 1;
+    if (r != WAIT_OBJECT_0 || !GetExitCodeProcess(child->process, &exit_code)) return -1;
+    if (code) *code = (int)exit_code;
+    return 0;
+}
+
+void kiln_process_free(kiln_child *child)
+{
+    if (!child) return;
+    CloseHandle(child->process);
+    free(child);
+}
