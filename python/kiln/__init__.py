@@ -1,0 +1,251 @@
+"""kiln: fused attention forward and gated activations on the CPU, NVIDIA and AMD GPUs.
+
+A ctypes binding of include/kiln.h; nothing to compile. The library is build/libkiln.so
+(kiln.dll on Windows) beside this package's tree, or the file named by KILN_LIBRARY.
+
+Arrays are numpy arrays (run on the CPU backend) or torch tensors (CPU tensors on the CPU
+backend, CUDA / ROCm tensors on the GPU backend of the tensor's device, queued on
+torch's current stream with no synchronisation). float32, float16 and bfloat16: for numpy,
+bfloat16 is a uint16 array of bf16 bit patterns (see bf16_from_float / bf16_to_float) or an
+ml_dtypes.bfloat16 array. Any strides with the last dimension contiguous are accepted, so
+q.transpose(1, 2) of a [batch, heads, seq, dim] tensor is passed without a copy.
+
+Errors raise KilnError (status, message); nothing is written to outputs on error.
+Forward only: the outputs carry no autograd history.
+"""
+
+import ctypes
+import json
+
+from . import _lib
+from ._arrays import Call, context
+from ._bf16 import bf16_from_float, bf16_to_float
+from ._lib import KilnError, Status
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KilnError", "Status", "attention", "attention_varlen", "attention_paged",
+    "attention_workspace_size", "silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul",
+    "info", "last_dispatch", "library_version", "bf16_from_float", "bf16_to_float",
+]
+
+_BACKENDS = {"auto": _lib.BACKEND_AUTO, "cpu": _lib.BACKEND_CPU, "cuda": _lib.BACKEND_CUDA,
+             "hip": _lib.BACKEND_HIP}
+_BACKEND_NAMES = {v: k for k, v in _BACKENDS.items()}
+
+
+def library_version():
+    """The version string of the loaded library ("0.1.0")."""
+    return _lib.lib().kiln_version_string().decode()
+
+
+def _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace):
+    p = _lib.AttentionParams()
+    _lib.lib().kiln_attention_params_init(ctypes.byref(p))
+    if scale is not None:
+        p.softmax_scale = scale
+    p.causal = 1 if causal else 0
+    if window is not None:
+        left, right = window
+        p.window_left = left
+        p.window_right = right
+    p.softcap = softcap
+    if alibi_slopes is not None:
+        p.alibi_slopes = call.view(call.floats(alibi_slopes, "alibi_slopes"), "alibi_slopes")
+    p.num_splits = num_splits
+    if workspace is not None:
+        p.workspace, p.workspace_size = call.buffer(workspace, "workspace")
+    p.stream = call.stream
+    return p
+
+
+def _ptr(t):
+    return None if t is None else ctypes.byref(t)
+
+
+def _finish(out, lse, return_lse):
+    return (out, lse) if return_lse else out
+
+
+def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None,
+              alibi_slopes=None, return_lse=False, out=None, num_splits=0, workspace=None):
+    """Fixed-length attention forward (FlashAttention's conventions).
+
+    q [batch, seqlen_q, heads_q, d]; k, v [batch, seqlen_k, heads_kv, d], heads_q a multiple
+    of heads_kv. causal and window=(left, right) are aligned bottom-right, -1 = unbounded.
+    softcap 0 = off; scale None = 1/sqrt(d); alibi_slopes fp32 [heads_q] or
+    [batch, heads_q]; num_splits 0 = automatic split-KV. out (optional) is written in
+    place. Returns out, or (out, lse) with lse fp32 [batch, heads_q, seqlen_q].
+    workspace: optional caller-owned scratch (bytes from attention_workspace_size).
+    """
+    call = Call(q, "q")
+    tq = call.view(q, "q")
+    tk = call.view(k, "k")
+    tv = call.view(v, "v")
+    if out is None:
+        out = call.empty_like(q)
+    to = call.view(out, "out", writable=True)
+    lse = tl = None
+    if return_lse and tq.rank == 4:
+        lse = call.empty((tq.shape[0], tq.shape[2], tq.shape[1]))
+        tl = call.view(lse, "lse", writable=True)
+    p = _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
+    lib = _lib.lib()
+    _lib.check(lib.kiln_attention_fwd(call.context, ctypes.byref(tq), ctypes.byref(tk),
+                                      ctypes.byref(tv), ctypes.byref(to), _ptr(tl),
+                                      ctypes.byref(p)))
+    return _finish(out, lse, return_lse)
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *,
+                     causal=False, window=(-1, -1), softcap=0.0, scale=None,
+                     alibi_slopes=None, return_lse=False, out=None, num_splits=0,
+                     workspace=None):
+    """Variable-length attention over packed sequences.
+
+    q [total_q, heads_q, d]; k, v [total_k, heads_kv, d]; cu_seqlens_q / cu_seqlens_k int32
+    [batch + 1] (lists and other integer arrays are converted). Returns out
+    [total_q, heads_q, d], or (out, lse) with lse fp32 [heads_q, total_q].
+    """
+    call = Call(q, "q")
+    tq = call.view(q, "q")
+    tk = call.view(k, "k")
+    tv = call.view(v, "v")
+    tcq = call.view(call.index(cu_seqlens_q, "cu_seqlens_q"), "cu_seqlens_q")
+    tck = call.view(call.index(cu_seqlens_k, "cu_seqlens_k"), "cu_seqlens_k")
+    if out is None:
+        out = call.empty_like(q)
+    to = call.view(out, "out", writable=True)
+    lse = tl = None
+    if return_lse and tq.rank == 3:
+        lse = call.empty((tq.shape[1], tq.shape[0]))
+        tl = call.view(lse, "lse", writable=True)
+    p = _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
+    lib = _lib.lib()
+    _lib.check(lib.kiln_attention_fwd_varlen(
+        call.context, ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv), ctypes.byref(tcq),
+        ctypes.byref(tck), int(max_seqlen_q), int(max_seqlen_k), ctypes.byref(to), _ptr(tl),
+        ctypes.byref(p)))
+    return _finish(out, lse, return_lse)
+
+
+def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q=None,
+                    max_seqlen_q=0, causal=False, window=(-1, -1), softcap=0.0, scale=None,
+                    alibi_slopes=None, return_lse=False, out=None, num_splits=0,
+                    workspace=None):
+    """Attention over a paged KV cache: decode, or batch prefill with cu_seqlens_q.
+
+    k_cache, v_cache [num_pages, page_size, heads_kv, d]; block_table int32
+    [batch, max_pages]; seqlens_k int32 [batch]. Decode (cu_seqlens_q None): q and out
+    [batch, seqlen_q, heads_q, d], lse [batch, heads_q, seqlen_q]. Batch prefill: q and out
+    [total_q, heads_q, d], lse [heads_q, total_q], max_seqlen_q bounding each sequence.
+    """
+    call = Call(q, "q")
+    tq = call.view(q, "q")
+    tk = call.view(k_cache, "k_cache")
+    tv = call.view(v_cache, "v_cache")
+    tbt = call.view(call.index(block_table, "block_table"), "block_table")
+    tsk = call.view(call.index(seqlens_k, "seqlens_k"), "seqlens_k")
+    tcq = None
+    if cu_seqlens_q is not None:
+        tcq = call.view(call.index(cu_seqlens_q, "cu_seqlens_q"), "cu_seqlens_q")
+    if out is None:
+        out = call.empty_like(q)
+    to = call.view(out, "out", writable=True)
+    lse = tl = None
+    if return_lse:
+        if tcq is None and tq.rank == 4:
+            lse = call.empty((tq.shape[0], tq.shape[2], tq.shape[1]))
+        elif tcq is not None and tq.rank == 3:
+            lse = call.empty((tq.shape[1], tq.shape[0]))
+        if lse is not None:
+            tl = call.view(lse, "lse", writable=True)
+    p = _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
+    lib = _lib.lib()
+    _lib.check(lib.kiln_attention_fwd_paged(
+        call.context, ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv), ctypes.byref(tbt),
+        ctypes.byref(tsk), _ptr(tcq), int(max_seqlen_q), ctypes.byref(to), _ptr(tl),
+        ctypes.byref(p)))
+    return _finish(out, lse, return_lse)
+
+
+def attention_workspace_size(batch, rows_q, max_seqlen_q, max_seqlen_k, heads_q, head_dim,
+                             num_splits=0, *, backend="cpu", device=0):
+    """Bytes of split-KV workspace a call of this shape needs on backend/device (0 = none)."""
+    ctx = context(_backend_code(backend), device)
+    n = ctypes.c_size_t()
+    _lib.check(_lib.lib().kiln_attention_workspace_size(
+        ctx, batch, rows_q, max_seqlen_q, max_seqlen_k, heads_q, head_dim, num_splits,
+        ctypes.byref(n)))
+    return n.value
+
+
+def _act_and_mul(act, x, out):
+    call = Call(x, "x")
+    tx = call.view(x, "x")
+    if out is None:
+        out = call.empty(tuple(x.shape[:-1]) + (x.shape[-1] // 2,), like=x)
+    to = call.view(out, "out", writable=True)
+    _lib.check(_lib.lib().kiln_act_and_mul(call.context, act, ctypes.byref(tx),
+                                           ctypes.byref(to), call.stream))
+    return out
+
+
+def silu_and_mul(x, out=None):
+    """x [..., 2d] -> out [..., d] = silu(x[..., :d]) * x[..., d:]."""
+    return _act_and_mul(_lib.ACT_SILU, x, out)
+
+
+def gelu_and_mul(x, out=None):
+    """x [..., 2d] -> out [..., d] = gelu(x[..., :d]) * x[..., d:] (exact, erf)."""
+    return _act_and_mul(_lib.ACT_GELU, x, out)
+
+
+def gelu_tanh_and_mul(x, out=None):
+    """x [..., 2d] -> out [..., d] = gelu_tanh(x[..., :d]) * x[..., d:]."""
+    return _act_and_mul(_lib.ACT_GELU_TANH, x, out)
+
+
+def _backend_code(backend):
+    if isinstance(backend, int):
+        return backend
+    try:
+        return _BACKENDS[backend]
+    except KeyError:
+        raise KilnError(Status.INVALID_ARGUMENT,
+                        f"unknown backend '{backend}' (auto, cpu, cuda, hip)") from None
+
+
+def info(backend=None, device=0):
+    """kiln_info_json() as a dict: library, machine, backends found and auto's choice.
+    With backend ("cpu", "cuda", "hip") that context's device is described too."""
+    lib = _lib.lib()
+    ctx = None if backend is None else context(_backend_code(backend), device)
+    needed = ctypes.c_size_t()
+    cap = 1 << 16
+    while True:
+        buf = ctypes.create_string_buffer(cap)
+        status = lib.kiln_info_json(ctx, buf, cap, ctypes.byref(needed))
+        if status == Status.WORKSPACE_TOO_SMALL and needed.value > cap:
+            cap = needed.value
+            continue
+        _lib.check(status)
+        return json.loads(buf.value.decode("utf-8", "replace"))
+
+
+def last_dispatch():
+    """What the last successful kiln call on this thread ran, as a dict (backend, target,
+    tier, variant, num_splits), or None if none has run yet."""
+    d = _lib.Dispatch()
+    status = _lib.lib().kiln_last_dispatch(ctypes.byref(d))
+    if status == Status.KERNEL_NOT_FOUND:
+        return None
+    _lib.check(status)
+    return {
+        "backend": _BACKEND_NAMES.get(d.backend, str(d.backend)),
+        "target": d.target.decode("utf-8", "replace"),
+        "tier": d.tier.decode("utf-8", "replace"),
+        "variant": d.variant.decode("utf-8", "replace"),
+        "num_splits": d.num_splits,
+    }

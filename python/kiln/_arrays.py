@@ -1,0 +1,251 @@
+"""numpy and torch interop: array -> kiln_tensor views, output allocation, contexts.
+
+Neither framework is imported here unless the caller already uses it: a torch tensor can
+only exist if torch is in sys.modules, so the check costs nothing for numpy users and
+`import kiln` never pulls torch in.
+"""
+
+import ctypes
+import sys
+import threading
+
+from . import _lib
+from ._lib import KilnError, Status, Tensor
+
+try:
+    import numpy as np
+except ImportError:  # torch-only use still works
+    np = None
+
+NUMPY = "numpy"
+TORCH = "torch"
+
+_torch_dtypes = None
+
+
+def _torch_dtype_codes(torch):
+    global _torch_dtypes
+    if _torch_dtypes is None:
+        _torch_dtypes = {torch.float32: _lib.F32, torch.float16: _lib.F16,
+                         torch.bfloat16: _lib.BF16, torch.int32: _lib.I32}
+    return _torch_dtypes
+
+
+def _numpy_dtype_code(dtype):
+    kind = dtype.kind
+    size = dtype.itemsize
+    if kind == "f":
+        if size == 4:
+            return _lib.F32
+        if size == 2:
+            return _lib.F16
+    elif kind == "u" and size == 2:
+        # numpy has no bfloat16: a uint16 array carries bf16 bit patterns.
+        return _lib.BF16
+    elif kind == "i" and size == 4:
+        return _lib.I32
+    elif dtype.name == "bfloat16":  # ml_dtypes
+        return _lib.BF16
+    return None
+
+
+def _invalid(message):
+    return KilnError(Status.INVALID_ARGUMENT, message)
+
+
+def framework_of(x, role):
+    if np is not None and isinstance(x, np.ndarray):
+        return NUMPY
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return TORCH
+    raise _invalid(f"{role} must be a numpy array or a torch tensor, not {type(x).__name__}")
+
+
+_contexts = {}
+_contexts_lock = threading.Lock()
+
+
+def context(backend, device):
+    """The one context for (backend, device), created on first use."""
+    key = (backend, device)
+    ctx = _contexts.get(key)
+    if ctx is not None:
+        return ctx
+    with _contexts_lock:
+        ctx = _contexts.get(key)
+        if ctx is None:
+            lib = _lib.lib()
+            handle = ctypes.c_void_p()
+            _lib.check(lib.kiln_context_create(backend, device, ctypes.byref(handle)))
+            ctx = handle.value
+            # Contexts live as long as the process: freeing them at interpreter exit could
+            # run after the GPU framework has torn its driver state down.
+            _contexts[key] = ctx
+    return ctx
+
+
+class Call:
+    """One library call: the framework and device every argument must share, the context
+    and stream to use, and the arrays kept alive until the call returns."""
+
+    __slots__ = ("framework", "device", "backend", "device_index", "_stream", "keep")
+
+    def __init__(self, first, role):
+        self.framework = framework_of(first, role)
+        self.keep = []
+        self._stream = None
+        if self.framework == NUMPY:
+            self.device = None
+            self.backend = _lib.BACKEND_CPU
+            self.device_index = 0
+            return
+        device = first.device
+        self.device = device
+        if device.type == "cpu":
+            self.backend = _lib.BACKEND_CPU
+            self.device_index = 0
+        elif device.type == "cuda":
+            torch = sys.modules["torch"]
+            self.backend = _lib.BACKEND_HIP if torch.version.hip else _lib.BACKEND_CUDA
+            index = device.index
+            self.device_index = torch.cuda.current_device() if index is None else index
+        else:
+            raise _invalid(f"{role} is on device '{device}': kiln runs on the CPU and on "
+                           "CUDA / ROCm GPUs")
+
+    @property
+    def context(self):
+        return context(self.backend, self.device_index)
+
+    @property
+    def stream(self):
+        """The caller's current stream on the tensors' device (None on the CPU)."""
+        if self.backend == _lib.BACKEND_CPU:
+            return None
+        torch = sys.modules["torch"]
+        return torch.cuda.current_stream(self.device).cuda_stream or None
+
+    def view(self, x, role, writable=False):
+        """A kiln_tensor over x, which must live where the call's first array does."""
+        t = Tensor()
+        if self.framework == NUMPY:
+            if not isinstance(x, np.ndarray):
+                raise _invalid(f"{role} must be a numpy array like the other arguments, "
+                               f"not {type(x).__name__}")
+            code = _numpy_dtype_code(x.dtype)
+            if code is None:
+                raise _invalid(f"{role} has dtype {x.dtype}; kiln takes float32, float16, "
+                               "bfloat16 (as uint16 bits or ml_dtypes.bfloat16) and int32")
+            if writable and not x.flags.writeable:
+                raise _invalid(f"{role} is read-only")
+            rank = x.ndim
+            itemsize = x.itemsize
+            strides = x.strides
+            for s in strides:
+                if s % itemsize:
+                    raise _invalid(f"{role} has a byte stride ({s}) that is not a multiple "
+                                   f"of its element size ({itemsize})")
+            strides = [s // itemsize for s in strides]
+            data = x.ctypes.data
+        else:
+            torch = sys.modules["torch"]
+            if not isinstance(x, torch.Tensor):
+                raise _invalid(f"{role} must be a torch tensor like the other arguments, "
+                               f"not {type(x).__name__}")
+            if x.device != self.device:
+                raise _invalid(f"{role} is on {x.device} but the other arguments are on "
+                               f"{self.device}")
+            code = _torch_dtype_codes(torch).get(x.dtype)
+            if code is None:
+                raise _invalid(f"{role} has dtype {x.dtype}; kiln takes float32, float16, "
+                               "bfloat16 and int32")
+            rank = x.dim()
+            strides = x.stride()
+            data = x.data_ptr()
+        if rank < 1 or rank > _lib.MAX_RANK:
+            raise _invalid(f"{role} has rank {rank}; kiln tensors have rank 1 to "
+                           f"{_lib.MAX_RANK}")
+        t.data = data
+        t.dtype = code
+        t.rank = rank
+        t.shape[:rank] = x.shape
+        t.stride[:rank] = strides
+        return t
+
+    def index(self, x, role):
+        """int32 index data (cu_seqlens, block tables, lengths): lists, other integer types
+        and host arrays for a GPU call are converted (a copy)."""
+        if self.framework == NUMPY:
+            if not (isinstance(x, np.ndarray) and x.dtype == np.int32):
+                x = np.asarray(x)
+                if x.dtype.kind not in "iu":
+                    raise _invalid(f"{role} must hold integers, not {x.dtype}")
+                x = x.astype(np.int32)
+        else:
+            torch = sys.modules["torch"]
+            if not (isinstance(x, torch.Tensor) and x.dtype == torch.int32
+                    and x.device == self.device):
+                if isinstance(x, torch.Tensor):
+                    if x.dtype.is_floating_point or x.dtype.is_complex:
+                        raise _invalid(f"{role} must hold integers, not {x.dtype}")
+                    x = x.to(device=self.device, dtype=torch.int32)
+                else:
+                    x = torch.as_tensor(_numpy_or_list(x), dtype=torch.int32,
+                                        device=self.device)
+        self.keep.append(x)
+        return x
+
+    def floats(self, x, role):
+        """fp32 data (ALiBi slopes), converted like index()."""
+        if self.framework == NUMPY:
+            if not (isinstance(x, np.ndarray) and x.dtype == np.float32):
+                x = np.asarray(x, dtype=np.float32)
+        else:
+            torch = sys.modules["torch"]
+            if not (isinstance(x, torch.Tensor) and x.dtype == torch.float32
+                    and x.device == self.device):
+                if isinstance(x, torch.Tensor):
+                    x = x.to(device=self.device, dtype=torch.float32)
+                else:
+                    x = torch.as_tensor(_numpy_or_list(x), dtype=torch.float32,
+                                        device=self.device)
+        self.keep.append(x)
+        return x
+
+    def buffer(self, x, role):
+        """(address, bytes) of a contiguous scratch array of any dtype on the call's device."""
+        if self.framework == NUMPY:
+            if not (isinstance(x, np.ndarray) and x.flags.c_contiguous and x.flags.writeable):
+                raise _invalid(f"{role} must be a writable contiguous numpy array")
+            return x.ctypes.data, x.nbytes
+        torch = sys.modules["torch"]
+        if not (isinstance(x, torch.Tensor) and x.device == self.device
+                and x.is_contiguous()):
+            raise _invalid(f"{role} must be a contiguous tensor on {self.device}")
+        return x.data_ptr(), x.numel() * x.element_size()
+
+    def empty_like(self, x):
+        """An output shaped and laid out like x (a permuted input gives a permuted output)."""
+        if self.framework == NUMPY:
+            out = np.empty_like(x)
+            if out.ndim and out.strides[-1] != out.itemsize:
+                out = np.empty(x.shape, dtype=x.dtype)
+            return out
+        torch = sys.modules["torch"]
+        out = torch.empty_like(x)
+        if out.dim() and out.stride(-1) != 1:
+            out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        return out
+
+    def empty(self, shape, like=None):
+        """A contiguous output of like's dtype, or fp32 when like is None."""
+        if self.framework == NUMPY:
+            return np.empty(shape, dtype=np.float32 if like is None else like.dtype)
+        torch = sys.modules["torch"]
+        dtype = torch.float32 if like is None else like.dtype
+        return torch.empty(shape, dtype=dtype, device=self.device)
+
+
+def _numpy_or_list(x):
+    return x if (np is not None and isinstance(x, np.ndarray)) else list(x)
