@@ -1,0 +1,177 @@
+/* AVX-512 kernels, f32 compute format (f32 and f16 inputs; bf16 too below avx512bf16).
+ * A register block is 6 rows x 64 keys: 24 accumulators, 4 K (or V) vectors, and the
+ * Q (or P) value folded into each FMA as an embedded broadcast. */
+#include "cpu.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+#include <string.h>
+
+#include "simd512.h"
+
+#define R KILN_CPU_ROWS
+#define T KILN_CPU_TILE
+
+static void pack_q(void *dst, const void *src, int d, int dpad, kiln_dtype dt) {
+    float *o = dst;
+    for (int t = 0; t < dpad; t += 16) _mm512_storeu_ps(o + t, kiln_load16(src, t, dt, kiln_mask16(d - t)));
+}
+
+/* k [d][T]: 16 x 16 transposes of (key, dim) blocks. */
+static void pack_k(void *dst, const void *const *rows, int n, int d, kiln_dtype dt) {
+    float *o = dst;
+    for (int jb = 0; jb < T; jb += 16) {
+        for (int t0 = 0; t0 < d; t0 += 16) {
+            __m512 r[16];
+            __mmask16 mk = kiln_mask16(d - t0);
+            for (int u = 0; u < 16; u++)
+                r[u] = jb + u < n ? kiln_load16(rows[jb + u], t0, dt, mk) : _mm512_setzero_ps();
+            kiln_transpose16(r);
+            int nt = d - t0 < 16 ? d - t0 : 16;
+            for (int u = 0; u < nt; u++) _mm512_storeu_ps(o + (size_t)(t0 + u) * T + jb, r[u]);
+        }
+    }
+}
+
+static void pack_v(void *dst, const void *const *rows, int n, int d, int dpad, kiln_dtype dt) {
+    float *o = dst;
+    for (int j = 0; j < T; j++) {
+        float *row = o + (size_t)j * dpad;
+        if (j >= n) {
+            memset(row, 0, (size_t)dpad * sizeof(float));
+            continue;
+        }
+        for (int t = 0; t < dpad; t += 16)
+            _mm512_storeu_ps(row + t, kiln_load16(rows[j], t, dt, kiln_mask16(d - t)));
+    }
+}
+
+/* o[r][dc .. dc + 16 NZ) = alpha[r] o + sum_j p[r][j] v[j][..] */
+#define PV_CHUNK(NZ)                                                                          \
+    static inline void pv_chunk##NZ(const kiln_cpu_block *b, const float *p,                \
+                                    const float *alpha, int dc) {                            \
+        __m512 acc[R][NZ];                                                                   \
+        for (int r = 0; r < R; r++) {                                                        \
+            __m512 a = _mm512_set1_ps(alpha[r]);                                             \
+            for (int c = 0; c < NZ; c++)                                                     \
+                acc[r][c] = _mm512_mul_ps(a, _mm512_loadu_ps(b->o + r * b->o_ld + dc + 16 * c)); \
+        }                                                                                    \
+        const float *v = (const float *)b->v + dc;                                           \
+        for (int j = 0; j < T; j++) {                                                        \
+            __m512 vv[NZ];                                                                   \
+            for (int c = 0; c < NZ; c++) vv[c] = _mm512_loadu_ps(v + (size_t)j * b->dpad + 16 * c); \
+            for (int r = 0; r < R; r++) {                                                    \
+                __m512 pb = _mm512_set1_ps(p[r * T + j]);                                    \
+                for (int c = 0; c < NZ; c++) acc[r][c] = _mm512_fmadd_ps(pb, vv[c], acc[r][c]); \
+            }                                                                                \
+        }                                                                                    \
+        for (int r = 0; r < R; r++)                                                          \
+            for (int c = 0; c < NZ; c++)                                                     \
+                _mm512_storeu_ps(b->o + r * b->o_ld + dc + 16 * c, acc[r][c]);               \
+    }
+PV_CHUNK(4)
+PV_CHUNK(2)
+PV_CHUNK(1)
+
+static void block(const kiln_cpu_block *b) {
+    float s[R * T], p[R * T], alpha[R];
+    const float *q = b->q, *k = b->k;
+    __m512 acc[R][4];
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_ps();
+    for (int t = 0; t < b->d; t++) {
+        const float *kt = k + (size_t)t * T;
+        __m512 k0 = _mm512_loadu_ps(kt), k1 = _mm512_loadu_ps(kt + 16);
+        __m512 k2 = _mm512_loadu_ps(kt + 32), k3 = _mm512_loadu_ps(kt + 48);
+        for (int r = 0; r < R; r++) {
+            __m512 qb = _mm512_set1_ps(q[r * b->q_ld + t]);
+            acc[r][0] = _mm512_fmadd_ps(qb, k0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(qb, k1, acc[r][1]);
+            acc[r][2] = _mm512_fmadd_ps(qb, k2, acc[r][2]);
+            acc[r][3] = _mm512_fmadd_ps(qb, k3, acc[r][3]);
+        }
+    }
+    __m512 sc = _mm512_set1_ps(b->scale);
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < 4; c++) _mm512_storeu_ps(s + r * T + 16 * c, _mm512_mul_ps(acc[r][c], sc));
+    if (b->fixup) b->fixup(b->fixup_ctx, s, b->r0, b->j0);
+    for (int r = 0; r < R; r++) {
+        __m512 pr[4];
+        kiln_softmax_row512(s + r * T, b->m + r, b->l + r, alpha + r, pr);
+        for (int c = 0; c < 4; c++) _mm512_storeu_ps(p + r * T + 16 * c, pr[c]);
+    }
+    int dc = 0;
+    for (; dc + 64 <= b->dpad; dc += 64) pv_chunk4(b, p, alpha, dc);
+    if (dc + 32 <= b->dpad) {
+        pv_chunk2(b, p, alpha, dc);
+        dc += 32;
+    }
+    if (dc < b->dpad) pv_chunk1(b, p, alpha, dc);
+}
+
+static inline __m512 act16(kiln_activation a, __m512 x) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    switch (a) {
+    case KILN_ACT_GELU: {
+        /* erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7) */
+        __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.70710678118654752f));
+        __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(z, _mm512_set1_ps(0.3275911f), one));
+        __m512 y = _mm512_set1_ps(1.061405429f);
+        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(-1.453152027f));
+        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(1.421413741f));
+        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(-0.284496736f));
+        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(0.254829592f));
+        y = _mm512_mul_ps(y, t);
+        __m512 e = kiln_exp512_full(_mm512_mul_ps(_mm512_mul_ps(z, z), _mm512_set1_ps(-1.0f)));
+        __m512 erf_abs = _mm512_fnmadd_ps(y, e, one);
+        /* 0.5 x (1 + erf(x / sqrt 2)) with erf odd in x */
+        __m512 erf = _mm512_castsi512_ps(_mm512_or_si512(
+            _mm512_castps_si512(erf_abs),
+            _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
+        return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(one, erf));
+    }
+    case KILN_ACT_GELU_TANH: {
+        /* 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) */
+        __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+        __m512 u = _mm512_mul_ps(_mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x),
+                                 _mm512_set1_ps(-2.0f * 0.79788456080286536f));
+        return _mm512_div_ps(x, _mm512_add_ps(one, kiln_exp512_full(u)));
+    }
+    default:
+        return _mm512_div_ps(x, _mm512_add_ps(one, kiln_exp512_full(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+    }
+}
+
+static void act(kiln_activation a, kiln_dtype dt, const void *gate, const void *up, void *out,
+                int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = kiln_mask16(n - i);
+        __m512 g = kiln_load16(gate, i, dt, m), u = kiln_load16(up, i, dt, m);
+        kiln_store16(out, i, dt, _mm512_mul_ps(act16(a, g), u), m);
+    }
+}
+
+static double fma_loop(int64_t iters) {
+    __m512 a[12];
+    for (int u = 0; u < 12; u++) a[u] = _mm512_set1_ps(1.0f + (float)u * 1e-3f);
+    const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+    for (int64_t i = 0; i < iters; i++)
+        for (int u = 0; u < 12; u++) a[u] = _mm512_fmadd_ps(a[u], x, y);
+    __m512 s = a[0];
+    for (int u = 1; u < 12; u++) s = _mm512_add_ps(s, a[u]);
+    volatile float sink = _mm512_reduce_add_ps(s);
+    (void)sink;
+    return 12.0 * 32.0 * (double)iters;
+}
+
+static const kiln_cpu_kernels kernels = {
+    "x86-64-avx512", 0, 16, sizeof(float), pack_q, pack_k, pack_v, block, act, fma_loop,
+};
+
+const kiln_cpu_kernels *kiln_cpu_kernels_avx512(void) { return &kernels; }
+
+#else
+
+const kiln_cpu_kernels *kiln_cpu_kernels_avx512(void) { return NULL; }
+
+#endif
