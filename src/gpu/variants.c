@@ -1,0 +1,287 @@
+#include "variants.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "variant.h"
+
+static const kiln_dtype kAttnDtypes[] = {KILN_F16, KILN_BF16};
+static const kiln_dtype kActDtypes[] = {KILN_F32, KILN_F16, KILN_BF16};
+static const int32_t kHeadDims[] = {64, 128, 256};
+static const int32_t kMasks[] = {KILN_MASK_FULL, KILN_MASK_CAUSAL, KILN_MASK_WINDOW};
+static const kiln_attn_mode kModes[] = {KILN_MODE_FIXED, KILN_MODE_VARLEN, KILN_MODE_PAGED};
+static const kiln_activation kActs[] = {KILN_ACT_SILU, KILN_ACT_GELU, KILN_ACT_GELU_TANH};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static void put(kiln_gpu_variant *out, size_t cap, size_t *n, kiln_gpu_variant v)
+{
+    if (*n < cap) out[*n] = v;
+    ++*n;
+}
+
+size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t cap)
+{
+    size_t n = 0;
+    (void)t;
+    for (size_t a = 0; a < COUNT(kAttnDtypes); ++a)
+        for (size_t d = 0; d < COUNT(kHeadDims); ++d) {
+            for (size_t m = 0; m < COUNT(kMasks); ++m)
+                for (size_t o = 0; o < COUNT(kModes); ++o) {
+                    kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a], kHeadDims[d],
+                                          kMasks[m], kModes[o], KILN_ACT_SILU};
+                    put(out, cap, &n, v);
+                }
+            {
+                kiln_gpu_variant v = {KILN_KERNEL_COMBINE, kAttnDtypes[a], kHeadDims[d],
+                                      KILN_MASK_FULL, KILN_MODE_FIXED, KILN_ACT_SILU};
+                put(out, cap, &n, v);
+            }
+        }
+    for (size_t a = 0; a < COUNT(kActs); ++a)
+        for (size_t d = 0; d < COUNT(kActDtypes); ++d) {
+            kiln_gpu_variant v = {KILN_KERNEL_ACT, kActDtypes[d], 0, KILN_MASK_FULL,
+                                  KILN_MODE_FIXED, kActs[a]};
+            put(out, cap, &n, v);
+        }
+    return n;
+}
+
+static kiln_status head_dim_bound(int64_t head_dim, int32_t *bound)
+{
+    KILN_FAIL_IF(head_dim <= 0 || head_dim % 8 != 0 || head_dim > 256, KILN_UNSUPPORTED,
+                 "head_dim %lld: the generic GPU tier runs multiples of 8 up to 256",
+                 (long long)head_dim);
+    for (size_t i = 0; i < COUNT(kHeadDims); ++i)
+        if (head_dim <= kHeadDims[i]) {
+            *bound = kHeadDims[i];
+            break;
+        }
+    return KILN_OK;
+}
+
+static kiln_status attn_dtype(kiln_dtype dtype)
+{
+    KILN_FAIL_IF(dtype != KILN_F16 && dtype != KILN_BF16, KILN_UNSUPPORTED,
+                 "GPU attention takes f16 or bf16, not %s", kiln_dtype_name(dtype));
+    return KILN_OK;
+}
+
+kiln_status kiln_gpu_variant_for_attn(const kiln_attn_problem *p, kiln_gpu_variant *v)
+{
+    const char *mask = kiln_mask_name(p);
+    KILN_FORWARD(attn_dtype(p->dtype));
+    memset(v, 0, sizeof *v);
+    v->kind = KILN_KERNEL_ATTN;
+    v->dtype = p->dtype;
+    v->mode = p->mode;
+    KILN_FORWARD(head_dim_bound(p->head_dim, &v->head_dim));
+    v->mask = strcmp(mask, "causal") == 0   ? KILN_MASK_CAUSAL
+              : strcmp(mask, "window") == 0 ? KILN_MASK_WINDOW
+                                            : KILN_MASK_FULL;
+    return KILN_OK;
+}
+
+kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
+                                         kiln_gpu_variant *v)
+{
+    KILN_FORWARD(attn_dtype(dtype));
+    memset(v, 0, sizeof *v);
+    v->kind = KILN_KERNEL_COMBINE;
+    v->dtype = dtype;
+    return head_dim_bound(head_dim, &v->head_dim);
+}
+
+kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,
+                                     kiln_gpu_variant *v)
+{
+    KILN_FAIL_IF(dtype != KILN_F32 && dtype != KILN_F16 && dtype != KILN_BF16,
+                 KILN_UNSUPPORTED, "activations take f32, f16 or bf16, not %s",
+                 kiln_dtype_name(dtype));
+    KILN_FAIL_IF(act != KILN_ACT_SILU && act != KILN_ACT_GELU && act != KILN_ACT_GELU_TANH,
+                 KILN_UNSUPPORTED, "unknown activation %d", (int)act);
+    memset(v, 0, sizeof *v);
+    v->kind = KILN_KERNEL_ACT;
+    v->dtype = dtype;
+    v->act = act;
+    return KILN_OK;
+}
+
+void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
+{
+    if (v->kind == KILN_KERNEL_ATTN) {
+        /* The key is built from a problem shaped like the variant, so the mask names come
+         * from the one definition in src/core/variant.c. */
+        kiln_attn_problem p;
+        memset(&p, 0, sizeof p);
+        p.mode = v->mode;
+        p.dtype = v->dtype;
+        p.head_dim = v->head_dim;
+        p.window_left = -1;
+        p.window_right = -1;
+        if (v->mask == KILN_MASK_CAUSAL) {
+            p.causal = 1;
+            p.window_right = 0;
+        } else if (v->mask == KILN_MASK_WINDOW) {
+            p.window_left = 0;
+            p.window_right = 0;
+        }
+        kiln_variant_key_attn(buf, cap, &p, KILN_GPU_TIER_GENERIC);
+    } else if (v->kind == KILN_KERNEL_COMBINE) {
+        kiln_variant_key_combine(buf, cap, v->dtype, v->head_dim, KILN_GPU_TIER_GENERIC);
+    } else {
+        kiln_variant_key_act(buf, cap, v->act, v->dtype, KILN_GPU_TIER_GENERIC);
+    }
+}
+
+const char *kiln_gpu_variant_file(const kiln_gpu_variant *v)
+{
+    switch (v->kind) {
+    case KILN_KERNEL_ATTN: return "attention.cu";
+    case KILN_KERNEL_COMBINE: return "combine.cu";
+    case KILN_KERNEL_ACT: return "activation.cu";
+    }
+    return "?";
+}
+
+const char *kiln_gpu_variant_kernel(const kiln_gpu_variant *v)
+{
+    switch (v->kind) {
+    case KILN_KERNEL_ATTN: return "kiln_attn_fwd";
+    case KILN_KERNEL_COMBINE: return "kiln_attn_combine";
+    case KILN_KERNEL_ACT: return "kiln_act_and_mul";
+    }
+    return "?";
+}
+
+int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *s)
+{
+    int n = 0;
+    /* kiln_dtype values are the KILN_DTYPE numbers the kernels expect. */
+    snprintf(s->text[n++], sizeof s->text[0], "-DKILN_DTYPE=%d", (int)v->dtype);
+    if (v->kind == KILN_KERNEL_ACT) {
+        snprintf(s->text[n++], sizeof s->text[0], "-DKILN_ACT=%d", (int)v->act);
+    } else {
+        snprintf(s->text[n++], sizeof s->text[0], "-DKILN_HEAD_DIM=%d", (int)v->head_dim);
+        if (v->kind == KILN_KERNEL_ATTN) {
+            snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MASK=%d", (int)v->mask);
+            snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MODE=%d", (int)v->mode);
+        }
+    }
+    for (int i = 0; i < n; ++i) s->ptr[i] = s->text[i];
+    return n;
+}
+
+void kiln_gpu_attn_args(kiln_attn_args *a, const kiln_attn_problem *p, int32_t num_splits,
+                        void *workspace)
+{
+    memset(a, 0, sizeof *a);
+    a->q = p->q;
+    a->k = p->k;
+    a->v = p->v;
+    a->out = p->out;
+    a->lse = p->lse;
+    a->cu_seqlens_q = p->cu_seqlens_q;
+    a->cu_seqlens_k = p->cu_seqlens_k;
+    a->block_table = p->block_table;
+    a->seqlens_k = p->seqlens_k;
+    a->alibi = p->alibi;
+    a->num_splits = num_splits > 1 ? num_splits : 1;
+    if (a->num_splits > 1) {
+        a->ws_out = (float *)workspace;
+        a->ws_lse = a->ws_out + (size_t)a->num_splits * (size_t)p->rows_q *
+                                    (size_t)p->heads_q * (size_t)p->head_dim;
+    }
+    a->batch = p->batch;
+    a->heads_q = p->heads_q;
+    a->heads_kv = p->heads_kv;
+    a->head_dim = p->head_dim;
+    a->seqlen_q = p->seqlen_q;
+    a->seqlen_k = p->seqlen_k;
+    a->rows_q = p->rows_q;
+    a->q_stride_batch = p->q_stride_batch;
+    a->q_stride_row = p->q_stride_row;
+    a->q_stride_head = p->q_stride_head;
+    a->k_stride_batch = p->k_stride_batch;
+    a->k_stride_row = p->k_stride_row;
+    a->k_stride_head = p->k_stride_head;
+    a->v_stride_batch = p->v_stride_batch;
+    a->v_stride_row = p->v_stride_row;
+    a->v_stride_head = p->v_stride_head;
+    a->o_stride_batch = p->o_stride_batch;
+    a->o_stride_row = p->o_stride_row;
+    a->o_stride_head = p->o_stride_head;
+    a->lse_stride_batch = p->lse_stride_batch;
+    a->lse_stride_head = p->lse_stride_head;
+    a->lse_stride_row = p->lse_stride_row;
+    a->block_table_stride = p->block_table_stride;
+    a->page_size = p->page_size > 0 ? p->page_size : 1;
+    a->window_left = p->window_left;
+    a->window_right = p->window_right;
+    a->alibi_stride_batch = p->alibi_stride_batch;
+    a->scale = p->scale;
+    a->softcap = p->softcap;
+}
+
+void kiln_gpu_act_args(kiln_act_args *a, const kiln_act_problem *p)
+{
+    memset(a, 0, sizeof *a);
+    a->x = p->x;
+    a->out = p->out;
+    a->rows = p->rows;
+    a->d = p->d;
+    a->lead_rank = p->lead_rank;
+    for (int i = 0; i < 3; ++i) {
+        a->lead_shape[i] = p->lead_shape[i];
+        a->x_stride[i] = p->x_stride[i];
+        a->o_stride[i] = p->o_stride[i];
+    }
+}
+
+static kiln_status fit(const char *kernel, const char *what, int64_t value, int64_t limit,
+                       unsigned *out)
+{
+    KILN_FAIL_IF(value > limit, KILN_UNSUPPORTED,
+                 "%s needs a grid %s of %lld; the launch limit is %lld", kernel, what,
+                 (long long)value, (long long)limit);
+    *out = (unsigned)value;
+    return KILN_OK;
+}
+
+#define GRID_X_MAX 2147483647LL
+#define GRID_YZ_MAX 65535LL
+
+kiln_status kiln_gpu_attn_grid(const kiln_attn_args *a, unsigned grid[3], unsigned block[3])
+{
+    KILN_FORWARD(fit("attention", "x (query tiles)",
+                     (a->seqlen_q + KILN_ATTN_BLOCK_Q - 1) / KILN_ATTN_BLOCK_Q, GRID_X_MAX,
+                     &grid[0]));
+    KILN_FORWARD(fit("attention", "y (heads_q)", a->heads_q, GRID_YZ_MAX, &grid[1]));
+    KILN_FORWARD(fit("attention", "z (batch x splits)", a->batch * a->num_splits, GRID_YZ_MAX,
+                     &grid[2]));
+    block[0] = KILN_ATTN_THREADS;
+    block[1] = block[2] = 1;
+    return KILN_OK;
+}
+
+kiln_status kiln_gpu_combine_grid(const kiln_attn_args *a, unsigned grid[3], unsigned block[3])
+{
+    KILN_FORWARD(fit("split combine", "x (query rows)", a->seqlen_q, GRID_X_MAX, &grid[0]));
+    KILN_FORWARD(fit("split combine", "y (heads_q)", a->heads_q, GRID_YZ_MAX, &grid[1]));
+    KILN_FORWARD(fit("split combine", "z (batch)", a->batch, GRID_YZ_MAX, &grid[2]));
+    block[0] = KILN_COMBINE_THREADS;
+    block[1] = block[2] = 1;
+    return KILN_OK;
+}
+
+kiln_status kiln_gpu_act_grid(const kiln_act_args *a, unsigned grid[3], unsigned block[3])
+{
+    KILN_FORWARD(fit("activation", "x (rows)", a->rows, GRID_X_MAX, &grid[0]));
+    KILN_FORWARD(fit("activation", "y (column blocks)",
+                     (a->d + KILN_ACT_THREADS - 1) / KILN_ACT_THREADS, GRID_YZ_MAX, &grid[1]));
+    grid[2] = 1;
+    block[0] = KILN_ACT_THREADS;
+    block[1] = block[2] = 1;
+    return KILN_OK;
+}

@@ -1,0 +1,87 @@
+/*
+ * The GPU kernel variants: which instances exist, how each is compiled (source file, macro
+ * definitions, kernel name), its canonical key (src/core/variant.h) and how it is called
+ * (arguments, launch geometry).
+ *
+ * Generic tier (SIMT), compact by design so that "every variant" stays small:
+ *   attention  dtype {f16, bf16} x head-dim bound {64, 128, 256} x mask {full, causal, window}
+ *              x mode {fixed, varlen, paged}; the real head_dim (any multiple of 8 up to the
+ *              bound) and the mask's window sizes, soft-cap, ALiBi, LSE and split count are
+ *              runtime arguments. Paged covers decode (dense q) and batch prefill
+ *              (cu_seqlens_q); split-KV is the same kernel writing to the workspace.
+ *   combine    dtype {f16, bf16} x head-dim bound {64, 128, 256}
+ *   activation {silu, gelu, gelu_tanh} x dtype {f32, f16, bf16}
+ * A variant's key names its head-dim bound: a head_dim 72 problem runs
+ * attn_fwd.bf16.d128.causal.paged.generic.
+ */
+#ifndef KILN_GPU_VARIANTS_H
+#define KILN_GPU_VARIANTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln.h"
+#include "problem.h"
+#include "../../kernels/kiln_args.h"
+#include "targets.h"
+
+typedef enum kiln_kernel_kind {
+    KILN_KERNEL_ATTN = 0,
+    KILN_KERNEL_COMBINE = 1,
+    KILN_KERNEL_ACT = 2
+} kiln_kernel_kind;
+
+typedef struct kiln_gpu_variant {
+    kiln_kernel_kind kind;
+    kiln_dtype dtype;
+    int32_t head_dim;    /* compile-time bound (attention, combine); 0 for activations */
+    int32_t mask;        /* KILN_MASK_* (attention) */
+    kiln_attn_mode mode; /* attention */
+    kiln_activation act; /* activations */
+} kiln_gpu_variant;
+
+#define KILN_GPU_TIER_GENERIC "generic"
+#define KILN_GPU_MAX_DEFINES 4
+
+/* Every variant the generic tier has for target t (the same set on every target today;
+ * the parameter is where a tier's per-target coverage goes). Writes up to cap variants.
+ * @return the total number of variants (call with cap 0 to size out). */
+size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t cap);
+
+/* The variant that runs a problem. KILN_UNSUPPORTED (with the reason) for f32 or a head_dim
+ * the generic tier does not cover. */
+kiln_status kiln_gpu_variant_for_attn(const kiln_attn_problem *p, kiln_gpu_variant *v);
+kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
+                                         kiln_gpu_variant *v);
+kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,
+                                     kiln_gpu_variant *v);
+
+/* Canonical key ("attn_fwd.bf16.d128.causal.paged.generic"). */
+void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap);
+/* Embedded source file ("attention.cu") and entry point ("kiln_attn_fwd"). */
+const char *kiln_gpu_variant_file(const kiln_gpu_variant *v);
+const char *kiln_gpu_variant_kernel(const kiln_gpu_variant *v);
+/* Compiler options defining the variant's macros ("-DKILN_DTYPE=2", ...); returns the
+ * count. The strings live in *storage. */
+typedef struct kiln_gpu_defines {
+    char text[KILN_GPU_MAX_DEFINES][40];
+    const char *ptr[KILN_GPU_MAX_DEFINES];
+} kiln_gpu_defines;
+int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *storage);
+
+/* Kernel arguments for a problem. num_splits > 1 points ws_out / ws_lse into workspace
+ * (kiln_split_workspace_bytes(num_splits, rows_q, heads_q, head_dim) bytes, device memory):
+ * fp32 partial outputs first, then the LSE. */
+void kiln_gpu_attn_args(kiln_attn_args *a, const kiln_attn_problem *p, int32_t num_splits,
+                        void *workspace);
+void kiln_gpu_act_args(kiln_act_args *a, const kiln_act_problem *p);
+
+/* Launch geometry (kernels/kiln_args.h); shared memory is static, so no dynamic bytes.
+ * KILN_UNSUPPORTED naming the dimension when a grid exceeds the 65,535 y / z limit. The
+ * grid may have a zero dimension (nothing to launch) for empty problems. */
+kiln_status kiln_gpu_attn_grid(const kiln_attn_args *a, unsigned grid[3], unsigned block[3]);
+kiln_status kiln_gpu_combine_grid(const kiln_attn_args *a, unsigned grid[3],
+                                  unsigned block[3]);
+kiln_status kiln_gpu_act_grid(const kiln_act_args *a, unsigned grid[3], unsigned block[3]);
+
+#endif
