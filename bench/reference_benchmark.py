@@ -1,0 +1,549 @@
+#!/usr/bin/env python3
+"""kiln against PyTorch SDPA on a GPU, by BENCH.md's protocols.
+
+Suite 1, the reference protocol (always): B=1, H=16, D=64, bf16, non-causal,
+S in {128, 512, 1024}; correctness first (max |error| against an fp64 reference), then 50
+warm-up calls and 500 measured calls over 7 rounds alternating the contenders' order, each
+call followed by torch.cuda.synchronize(), wall clock per call, median. Contenders: every
+SDPA backend that runs (flash, cuDNN, efficient, math) and kiln.
+
+--suite adds suite 2 (prefill TFLOP/s, CUDA events over back-to-back calls), suite 3 (decode
+K+V bandwidth, dense and paged with pages of 16 and 64) and suite 5 (silu_and_mul against a
+device copy of the same bytes).
+
+Writes <out>/<suite>_<machine>_<date>.json (and .png for suites 1-3) and prints each table.
+Run from the repository root after building (build/libkiln.so):
+    PYTHONPATH=python python3 bench/reference_benchmark.py --suite
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import kiln
+
+SDPA_BACKENDS = ["flash", "cudnn", "efficient", "math"]
+
+
+def sdpa_backend_enum(name):
+    from torch.nn.attention import SDPBackend
+    return {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+            "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}[name]
+
+
+class Contender:
+    """A named callable, with a context (an SDPA backend choice) entered around each block of
+    calls rather than each call, so its cost stays out of the figures."""
+
+    def __init__(self, name, fn, context=None):
+        self.name = name
+        self.fn = fn
+        self.context = context or (lambda: _Null())
+        self.error = None
+
+    def __call__(self):
+        return self.fn()
+
+
+class _Null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def sdpa_contenders(q, k, v, causal=False, gqa=False, names=SDPA_BACKENDS):
+    from torch.nn.attention import sdpa_kernel
+    out = []
+    for name in names:
+        backend = sdpa_backend_enum(name)
+        kw = {"is_causal": causal}
+        if gqa:
+            kw["enable_gqa"] = True
+
+        def fn(kw=kw):
+            return F.scaled_dot_product_attention(q, k, v, **kw)
+        out.append(Contender(f"sdpa_{name}", fn, lambda b=backend: sdpa_kernel(b)))
+    return out
+
+
+def runs(c):
+    """Runs c once under its context; returns (output, None) or (None, reason)."""
+    try:
+        with c.context():
+            o = c()
+        torch.cuda.synchronize()
+        return o, None
+    except Exception as exc:  # an SDPA backend that cannot take this shape, for one
+        torch.cuda.synchronize()
+        return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+
+
+def stats_us(samples_s):
+    us = sorted(s * 1e6 for s in samples_s)
+    n = len(us)
+    q = lambda f: us[min(n - 1, max(0, int(round(f * (n - 1)))))]  # noqa: E731
+    return {"median_us": statistics.median(us), "p10_us": q(0.10), "p90_us": q(0.90),
+            "min_us": us[0], "max_us": us[-1], "iqr_us": q(0.75) - q(0.25), "n": n}
+
+
+# ------------------------------------------------------------------------------------------
+# Suite 1: the reference protocol
+
+
+def reference_fp64(q, k, v):
+    """[b, h, s, d] attention in fp64 (non-causal)."""
+    q, k, v = q.double(), k.double(), v.double()
+    s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+def time_wall(contenders, warmup, calls, rounds):
+    """Per-call wall clock (call + torch.cuda.synchronize()), rounds alternating order."""
+    for c in contenders:
+        with c.context():
+            for _ in range(warmup):
+                c()
+                torch.cuda.synchronize()
+    samples = {c.name: [] for c in contenders}
+    per_round = {c.name: [] for c in contenders}
+    base, extra = divmod(calls, rounds)
+    sync = torch.cuda.synchronize
+    clock = time.perf_counter
+    for r in range(rounds):
+        n = base + (1 if r < extra else 0)
+        order = contenders if r % 2 == 0 else contenders[::-1]
+        for c in order:
+            fn = c.fn
+            got = []
+            with c.context():
+                for _ in range(n):
+                    t0 = clock()
+                    fn()
+                    sync()
+                    got.append(clock() - t0)
+            samples[c.name] += got
+            per_round[c.name].append(statistics.median(got) * 1e6)
+    return {name: dict(stats_us(s), round_medians_us=per_round[name])
+            for name, s in samples.items()}
+
+
+def kiln_attention_contender(q, k, v, causal=False, name="kiln"):
+    """kiln on SDPA's [b, h, s, d] tensors, passed as [b, s, h, d] views (no copy)."""
+    qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+    out = torch.empty_like(qt)
+
+    def fn():
+        return kiln.attention(qt, kt, vt, causal=causal, out=out)
+    return Contender(name, fn)
+
+
+def suite_reference(args, meta):
+    b, h, d = 1, 16, 64
+    dev = torch.device("cuda")
+    results = []
+    for s in args.seqlens:
+        g = torch.Generator(device=dev).manual_seed(s)
+        q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16, generator=g)
+                   for _ in range(3))
+        want = reference_fp64(q, k, v)
+        contenders = sdpa_contenders(q, k, v)
+        kc = kiln_attention_contender(q, k, v)
+        contenders.append(kc)
+        row = {"S": s, "B": b, "H": h, "D": d, "dtype": "bf16", "causal": False,
+               "layout": "[b, h, s, d] storage; kiln takes its transposed view",
+               "contenders": {}}
+        live = []
+        for c in contenders:
+            o, err = runs(c)
+            entry = {}
+            if err:
+                entry["error"] = err
+            else:
+                if c.name == "kiln":
+                    o = o.transpose(1, 2)
+                    entry["dispatch"] = kiln.last_dispatch()
+                entry["max_abs_error"] = (o.double() - want).abs().max().item()
+                live.append(c)
+            row["contenders"][c.name] = entry
+        for name, st in time_wall(live, args.warmup, args.calls, args.rounds).items():
+            row["contenders"][name].update(st)
+        results.append(row)
+        print_reference_row(row)
+    return {"suite": "reference", "protocol": {
+        "warmup": args.warmup, "calls": args.calls, "rounds": args.rounds,
+        "timing": "wall clock per call, each call followed by torch.cuda.synchronize(); "
+                  "median over all measured calls"}, "meta": meta, "results": results}
+
+
+def best_sdpa(row, key="median_us", lower=True):
+    best = None
+    for name, e in row["contenders"].items():
+        if name.startswith("sdpa_") and key in e:
+            if best is None or (e[key] < best[1] if lower else e[key] > best[1]):
+                best = (name[5:], e[key])
+    return best
+
+
+def print_reference_row(row):
+    c = row["contenders"]
+    parts = [f"S={row['S']:5d}"]
+    for name, e in c.items():
+        if "median_us" in e:
+            parts.append(f"{name} {e['median_us']:.1f}us (err {e['max_abs_error']:.4f})")
+        else:
+            parts.append(f"{name} n/a")
+    print("  ".join(parts), flush=True)
+
+
+def reference_table(report):
+    lines = ["| S | kiln (us) | best SDPA (us) | ratio (SDPA / kiln) | kiln max err | "
+             "SDPA max err | all SDPA (us) |", "|---|---|---|---|---|---|---|"]
+    for row in report["results"]:
+        c = row["contenders"]
+        k = c.get("kiln", {})
+        best = best_sdpa(row)
+        kt = f"{k['median_us']:.1f}" if "median_us" in k else "n/a"
+        bt = f"{best[1]:.1f} ({best[0]})" if best else "n/a"
+        ratio = f"{best[1] / k['median_us']:.2f}x" if best and "median_us" in k else "n/a"
+        kerr = f"{k['max_abs_error']:.4f}" if "max_abs_error" in k else "n/a"
+        serr = c.get(f"sdpa_{best[0]}", {}).get("max_abs_error") if best else None
+        serr = f"{serr:.4f}" if serr is not None else "n/a"
+        alls = ", ".join(f"{n[5:]} {e['median_us']:.1f}" if "median_us" in e else f"{n[5:]} -"
+                         for n, e in c.items() if n.startswith("sdpa_"))
+        lines.append(f"| {row['S']} | {kt} | {bt} | {ratio} | {kerr} | {serr} | {alls} |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# Suites 2, 3, 5: CUDA events over back-to-back calls
+
+
+def time_events(fn, target_s=0.05, repeats=5):
+    """Seconds per call: events around back-to-back calls, count sized to ~target_s, median
+    over repeats. The first call (JIT compile, plan) is outside the timing."""
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    one = max(start.elapsed_time(end) / 1e3, 1e-6)
+    n = max(1, min(200, int(target_s / one)))
+    for _ in range(min(n, 3)):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start.record()
+        for _ in range(n):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / n)
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
+            "calls_per_sample": n, "samples": len(times)}
+
+
+def timed(name, c, row, measure):
+    """Runs contender c once for correctness, then measures; records into row."""
+    o, err = runs(c)
+    if err:
+        row[name] = {"error": err}
+        return None
+    with c.context():
+        row[name] = measure(c.fn)
+    return o
+
+
+def suite_prefill(args, meta):
+    dev = torch.device("cuda")
+    results = []
+    seqlens = [1024, 4096, 16384] if not args.quick else [1024, 4096]
+    for d in (64, 128):
+        h = 2048 // d
+        for s in seqlens:
+            b = 32768 // s
+            for causal in (False, True):
+                g = torch.Generator(device=dev).manual_seed(s + d)
+                q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16,
+                                       generator=g) for _ in range(3))
+                flops = 4 * b * h * s * s * d / (2 if causal else 1)
+                row = {"B": b, "H": h, "S": s, "D": d, "causal": causal, "flops": flops,
+                       "contenders": {}}
+                cs = sdpa_contenders(q, k, v, causal, names=["flash", "cudnn", "efficient"])
+                cs.append(kiln_attention_contender(q, k, v, causal))
+                outs = {}
+                for c in cs:
+                    o = timed(c.name, c, row["contenders"], time_events)
+                    e = row["contenders"][c.name]
+                    if o is not None:
+                        outs[c.name] = o.transpose(1, 2) if c.name == "kiln" else o
+                        e["tflops"] = flops / e["median_s"] / 1e12
+                        if c.name == "kiln":
+                            e["dispatch"] = kiln.last_dispatch()
+                # Agreement with the best-established backend that ran (fp64 at this size
+                # would dominate the run).
+                ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
+                                 if n in outs), None)
+                if ref_name and "kiln" in outs:
+                    row["contenders"]["kiln"]["max_abs_diff_vs_" + ref_name] = \
+                        (outs["kiln"].float() - outs[ref_name].float()).abs().max().item()
+                del q, k, v, outs
+                results.append(row)
+                print("prefill D={D} S={S} B={B} H={H} {c}: ".format(
+                    c="causal" if causal else "full", **row) + "  ".join(
+                    f"{n} {e['tflops']:.0f}" if "tflops" in e else f"{n} n/a"
+                    for n, e in row["contenders"].items()) + " TFLOP/s", flush=True)
+    return {"suite": "prefill", "timing": "CUDA events over back-to-back calls, median of 5",
+            "flops": "4*B*H*S*S*D, halved for causal", "meta": meta, "results": results}
+
+
+def suite_decode(args, meta):
+    dev = torch.device("cuda")
+    b, hq, hkv, d = 64, 32, 8, 128
+    results = []
+    for L in ([4096, 32768] if not args.quick else [4096]):
+        g = torch.Generator(device=dev).manual_seed(L)
+        q = torch.randn(b, hq, 1, d, device=dev, dtype=torch.bfloat16, generator=g)
+        k = torch.randn(b, hkv, L, d, device=dev, dtype=torch.bfloat16, generator=g)
+        v = torch.randn(b, hkv, L, d, device=dev, dtype=torch.bfloat16, generator=g)
+        kv_bytes = 2 * b * L * hkv * d * 2
+        row = {"B": b, "Hq": hq, "Hkv": hkv, "D": d, "L": L, "kv_bytes": kv_bytes,
+               "contenders": {}}
+        cs = sdpa_contenders(q, k, v, gqa=True, names=["flash", "cudnn", "efficient"])
+        cs.append(kiln_attention_contender(q, k, v, name="kiln_dense"))
+        outs = {}
+        for c in cs:
+            o = timed(c.name, c, row["contenders"], time_events)
+            if o is not None:
+                outs[c.name] = o.transpose(1, 2) if c.name.startswith("kiln") else o
+        for page in (16, 64):
+            npages = b * L // page
+            # Pages shuffled so that a sequence's pages are scattered, as in a real cache.
+            perm = torch.randperm(npages, device=dev, generator=g)
+            kc = k.transpose(1, 2).reshape(npages, page, hkv, d)[torch.argsort(perm)]
+            vc = v.transpose(1, 2).reshape(npages, page, hkv, d)[torch.argsort(perm)]
+            table = perm.view(b, L // page).to(torch.int32)
+            seqlens = torch.full((b,), L, dtype=torch.int32, device=dev)
+            qt = q.transpose(1, 2)
+            out = torch.empty_like(qt)
+
+            def fn(kc=kc, vc=vc, table=table):
+                return kiln.attention_paged(qt, kc, vc, table, seqlens, out=out)
+            name = f"kiln_paged{page}"
+            o = timed(name, Contender(name, fn), row["contenders"], time_events)
+            if o is not None:
+                outs[name] = o.transpose(1, 2)
+            del kc, vc
+        ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
+                         if n in outs), None)
+        for name, e in row["contenders"].items():
+            if "median_s" in e:
+                e["tb_per_s"] = kv_bytes / e["median_s"] / 1e12
+                if ref_name and name in outs and name != ref_name:
+                    e["max_abs_diff_vs_" + ref_name] = \
+                        (outs[name].float() - outs[ref_name].float()).abs().max().item()
+        del q, k, v, outs
+        results.append(row)
+        print(f"decode L={L}: " + "  ".join(
+            f"{n} {e['tb_per_s']:.2f}" if "tb_per_s" in e else f"{n} n/a"
+            for n, e in row["contenders"].items()) + " TB/s of K+V", flush=True)
+    return {"suite": "decode", "timing": "CUDA events over back-to-back calls, median of 5",
+            "bandwidth": "bytes of K and V read (2*B*L*Hkv*D*2) per second", "meta": meta,
+            "results": results}
+
+
+def suite_activation(args, meta):
+    dev = torch.device("cuda")
+    rows, d = 8192, 14336
+    g = torch.Generator(device=dev).manual_seed(5)
+    x = torch.randn(rows, 2 * d, device=dev, dtype=torch.bfloat16, generator=g)
+    out = torch.empty(rows, d, device=dev, dtype=torch.bfloat16)
+    moved = x.numel() * 2 + out.numel() * 2
+    # A copy that moves the same bytes: reads and writes moved / 2 each.
+    src = torch.empty(moved // 4, device=dev, dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    res = {"rows": rows, "d": d, "bytes": moved, "contenders": {}}
+    cs = [Contender("kiln_silu_and_mul", lambda: kiln.silu_and_mul(x, out=out)),
+          Contender("torch_eager", lambda: F.silu(x[:, :d]) * x[:, d:]),
+          Contender("device_copy", lambda: dst.copy_(src))]
+    outs = {}
+    for c in cs:
+        o = timed(c.name, c, res["contenders"], time_events)
+        outs[c.name] = o
+        e = res["contenders"][c.name]
+        if "median_s" in e:
+            e["tb_per_s"] = moved / e["median_s"] / 1e12
+    if outs.get("kiln_silu_and_mul") is not None:
+        want = F.silu(x[:, :d].float()) * x[:, d:].float()
+        res["contenders"]["kiln_silu_and_mul"]["max_abs_error_vs_fp32"] = \
+            (outs["kiln_silu_and_mul"].float() - want).abs().max().item()
+        res["contenders"]["kiln_silu_and_mul"]["dispatch"] = kiln.last_dispatch()
+        res["contenders"]["torch_eager"]["max_abs_error_vs_fp32"] = \
+            (outs["torch_eager"].float() - want).abs().max().item()
+    print("activation: " + "  ".join(
+        f"{n} {e['tb_per_s']:.2f}" if "tb_per_s" in e else f"{n} n/a"
+        for n, e in res["contenders"].items()) + " TB/s", flush=True)
+    return {"suite": "activation", "timing": "CUDA events over back-to-back calls, median of 5",
+            "bandwidth": "bytes read + written per second", "meta": meta, "results": [res]}
+
+
+# ------------------------------------------------------------------------------------------
+# Reports
+
+
+def machine_meta():
+    props = torch.cuda.get_device_properties(0)
+    driver = None
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version",
+                                 "--format=csv,noheader"], capture_output=True, text=True,
+                                timeout=20).stdout.strip().splitlines()[0]
+    except Exception:
+        pass
+    try:
+        kinfo = kiln.info()
+    except kiln.KilnError as exc:
+        kinfo = {"error": str(exc)}
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "gpu": torch.cuda.get_device_name(0),
+        "multiprocessors": props.multi_processor_count,
+        "memory_gib": round(props.total_memory / 2 ** 30, 1),
+        "driver": driver,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "hip": torch.version.hip,
+        "cudnn": torch.backends.cudnn.version(),
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "kiln_version": kiln.library_version(),
+        "kiln_info": kinfo,
+        "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
+    }
+
+
+def slug(text):
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def plot(report, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    suite = report["suite"]
+    fig, ax = plt.subplots(figsize=(9, 5))
+    if suite == "reference":
+        rows = report["results"]
+        names = sorted({n for r in rows for n in r["contenders"]})
+        width = 0.8 / max(1, len(names))
+        for i, n in enumerate(names):
+            xs, ys, errs = [], [], []
+            for j, r in enumerate(rows):
+                e = r["contenders"].get(n, {})
+                if "median_us" in e:
+                    xs.append(j + i * width)
+                    ys.append(e["median_us"])
+                    errs.append([[e["median_us"] - e["p10_us"]], [e["p90_us"] - e["median_us"]]])
+            if xs:
+                yerr = [[a[0][0] for a in errs], [a[1][0] for a in errs]]
+                ax.bar(xs, ys, width, yerr=yerr, label=n, capsize=2)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))])
+        ax.set_xticklabels([f"S={r['S']}" for r in rows])
+        ax.set_ylabel("us per call + synchronize (median, p10-p90)")
+        ax.set_title("B=1 H=16 D=64 bf16 non-causal")
+    elif suite == "prefill":
+        labels = [f"D{r['D']} S{r['S']}{' c' if r['causal'] else ''}"
+                  for r in report["results"]]
+        names = sorted({n for r in report["results"] for n in r["contenders"]})
+        width = 0.8 / max(1, len(names))
+        for i, n in enumerate(names):
+            ys = [r["contenders"].get(n, {}).get("tflops", 0) for r in report["results"]]
+            ax.bar([j + i * width for j in range(len(labels))], ys, width, label=n)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(labels))])
+        ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
+        ax.set_ylabel("TFLOP/s")
+        ax.set_title("prefill, B*S = 32k, H*D = 2048, bf16")
+    elif suite == "decode":
+        labels = [f"L={r['L']}" for r in report["results"]]
+        names = sorted({n for r in report["results"] for n in r["contenders"]})
+        width = 0.8 / max(1, len(names))
+        for i, n in enumerate(names):
+            ys = [r["contenders"].get(n, {}).get("tb_per_s", 0) for r in report["results"]]
+            ax.bar([j + i * width for j in range(len(labels))], ys, width, label=n)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(labels))])
+        ax.set_xticklabels(labels)
+        ax.set_ylabel("TB/s of K+V read")
+        ax.set_title("decode, B=64, 32/8 heads, D=128, bf16")
+    m = report["meta"]
+    fig.suptitle(f"{m['gpu']}, torch {m['torch']}, {m['date'][:10]}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", action="store_true",
+                    help="also run suites 2 (prefill), 3 (decode) and 5 (activation)")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "results"))
+    ap.add_argument("--seqlens", default="128,512,1024")
+    ap.add_argument("--warmup", type=int, default=50)
+    ap.add_argument("--calls", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="fewer shapes, for a smoke test")
+    args = ap.parse_args()
+    args.seqlens = [int(s) for s in args.seqlens.split(",")]
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA device visible to torch")
+    os.makedirs(args.out, exist_ok=True)
+    meta = machine_meta()
+    stem = f"{slug(meta['gpu'])}_{meta['date'][:10]}"
+    print(f"{meta['gpu']}  driver {meta['driver']}  torch {meta['torch']}  CUDA {meta['cuda']}"
+          f"  kiln {meta['kiln_version']}  {meta['date']}", flush=True)
+
+    suites = [("reference", suite_reference)]
+    if args.suite:
+        suites += [("prefill", suite_prefill), ("decode", suite_decode),
+                   ("activation", suite_activation)]
+    tables = []
+    for name, fn in suites:
+        print(f"\n== {name} ==", flush=True)
+        try:
+            report = fn(args, meta)
+        except Exception as exc:  # one broken suite must not lose the others' results
+            print(f"{name} failed: {type(exc).__name__}: {exc}", flush=True)
+            torch.cuda.synchronize()
+            continue
+        path = os.path.join(args.out, f"{name}_{stem}.json")
+        with open(path, "w") as f:
+            json.dump(report, f, indent=1)
+        if name in ("reference", "prefill", "decode"):
+            try:
+                plot(report, os.path.join(args.out, f"{name}_{stem}.png"))
+            except Exception as exc:
+                print(f"plot for {name} failed: {exc}", flush=True)
+        if name == "reference":
+            tables.append("reference latency (us per call + synchronize, median):\n" +
+                          reference_table(report))
+        torch.cuda.empty_cache()
+    print("\n" + "\n\n".join(tables))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+"""The binding with torch tensors: CPU tensors (against the numpy path), and on a CUDA GPU
+every mode PyTorch's scaled_dot_product_attention can express, against SDPA and an fp32
+reference, with the largest errors printed at the end. Skipped where torch, a GPU or kiln's
+GPU backend is absent."""
+
+import math
+import os
+import unittest
+
+import numpy as np
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # the CPU tests need numpy only
+    torch = None
+
+import kiln
+from kiln import _lib
+
+ERRORS = []  # (case, kiln's max error, SDPA's max error), printed by tearDownModule
+
+
+def setUpModule():
+    if torch is None:
+        raise unittest.SkipTest("torch is not installed")
+    if not os.path.exists(_lib.library_path()):
+        raise unittest.SkipTest(f"no kiln library at {_lib.library_path()}")
+
+
+def tearDownModule():
+    if ERRORS:
+        print("\nmax |error| against an fp32 reference (kiln, SDPA):")
+        for case, ours, theirs in ERRORS:
+            sdpa = "-" if theirs is None else f"{theirs:.2e}"
+            print(f"  {case:<48} kiln {ours:.2e}  sdpa {sdpa}")
+
+
+def reference(q, k, v, causal=False, window=(-1, -1), softcap=0.0, scale=None, slopes=None):
+    """fp32 attention on [b, h, s, d] tensors, bottom-right aligned masks: (out, lse)."""
+    q, k, v = q.float(), k.float(), v.float()
+    b, hq, sq, d = q.shape
+    hkv, sk = k.shape[1], k.shape[2]
+    if hq != hkv:
+        k = k.repeat_interleave(hq // hkv, dim=1)
+        v = v.repeat_interleave(hq // hkv, dim=1)
+    scale = 1.0 / math.sqrt(d) if not scale else scale
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    i = torch.arange(sq, device=q.device)[:, None] + sk - sq
+    j = torch.arange(sk, device=q.device)[None, :]
+    if slopes is not None:
+        s = s - slopes.float().view(1, hq, 1, 1) * (i - j).abs()
+    left, right = window
+    if causal:
+        right = 0
+    visible = torch.ones(sq, sk, dtype=torch.bool, device=q.device)
+    if left >= 0:
+        visible &= j >= i - left
+    if right >= 0:
+        visible &= j <= i + right
+    s = s.masked_fill(~visible, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    return torch.matmul(p, v), lse
+
+
+class TestTorchCPU(unittest.TestCase):
+    """CPU tensors take the CPU backend and give the numpy path's bits."""
+
+    def test_matches_numpy_path(self):
+        g = torch.Generator().manual_seed(0)
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            with self.subTest(dtype=dtype):
+                q = torch.randn(2, 4, 9, 32, generator=g).to(dtype)   # [b, h, s, d]
+                k = torch.randn(2, 2, 12, 32, generator=g).to(dtype)
+                v = torch.randn(2, 2, 12, 32, generator=g).to(dtype)
+                out, lse = kiln.attention(q.transpose(1, 2), k.transpose(1, 2),
+                                          v.transpose(1, 2), causal=True, return_lse=True)
+                self.assertEqual(out.dtype, dtype)
+                self.assertEqual(kiln.last_dispatch()["backend"], "cpu")
+                as_np = (lambda t: t.view(torch.int16).numpy().view(np.uint16)) \
+                    if dtype == torch.bfloat16 else (lambda t: t.numpy())
+                n_out = kiln.attention(*(as_np(t.transpose(1, 2)) for t in (q, k, v)),
+                                       causal=True)
+                self.assertTrue(np.array_equal(as_np(out).view(np.uint8),
+                                               np.ascontiguousarray(n_out).view(np.uint8)))
+                want, want_lse = reference(q, k, v, causal=True)
+                tol = {torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 8e-3}[dtype]
+                self.assertLess((out.float().transpose(1, 2) - want).abs().max().item(),
+                                tol * 4)
+                self.assertLess((lse - want_lse).abs().max().item(), 1e-3)
+
+    def test_activation_and_mixed_frameworks(self):
+        x = torch.randn(5, 64)
+        out = kiln.silu_and_mul(x)
+        want = F.silu(x[:, :32]) * x[:, 32:]
+        self.assertLess((out - want).abs().max().item(), 1e-5)
+        with self.assertRaises(kiln.KilnError) as cm:
+            kiln.attention(torch.zeros(1, 2, 2, 8), np.zeros((1, 2, 2, 8), np.float32),
+                           torch.zeros(1, 2, 2, 8))
+        self.assertEqual(cm.exception.status, kiln.Status.INVALID_ARGUMENT)
+
+
+def _cuda_ready():
+    if torch is None or not torch.cuda.is_available():
+        return "no CUDA GPU visible to torch"
+    try:
+        kiln.info("hip" if torch.version.hip else "cuda", torch.cuda.current_device())
+    except kiln.KilnError as exc:
+        return f"kiln's GPU backend cannot start here: {exc}"
+    return None
+
+
+class TestCUDA(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        why = _cuda_ready()
+        if why:
+            raise unittest.SkipTest(why)
+        cls.dev = torch.device("cuda", torch.cuda.current_device())
+
+    def setUp(self):
+        torch.manual_seed(0)
+
+    def rand(self, *shape, dtype=torch.bfloat16):
+        return torch.randn(*shape, device=self.dev, dtype=dtype)
+
+    def check(self, case, got, want, sdpa=None, dtype=torch.bfloat16):
+        """got/want/sdpa [b, h, s, d] (or any matching shape)."""
+        ours = (got.float() - want).abs().max().item() if got.numel() else 0.0
+        theirs = None if sdpa is None else (sdpa.float() - want).abs().max().item()
+        ERRORS.append((case, ours, theirs))
+        self.assertFalse(math.isnan(ours), case)
+        tol = {torch.bfloat16: 8e-3, torch.float16: 1e-3}[dtype]
+        scale = max(1.0, want.abs().max().item()) if want.numel() else 1.0
+        bound = max(tol * scale, 2.0 * theirs) if theirs is not None else 2 * tol * scale
+        self.assertLessEqual(ours, bound, f"{case}: kiln {ours:.3e}, SDPA {theirs}")
+
+    def test_against_sdpa(self):
+        # Every mode SDPA expresses: full, causal (equal lengths, where SDPA's top-left
+        # alignment is kiln's bottom-right), GQA through enable_gqa; d 64 and 128; bf16, f16.
+        shapes = [(1, 16, 16, 128, 128, 64), (2, 8, 8, 1000, 1000, 128),
+                  (2, 32, 8, 512, 512, 128), (1, 8, 1, 257, 257, 64), (3, 4, 4, 1, 1, 64)]
+        for dtype in (torch.bfloat16, torch.float16):
+            for (b, hq, hkv, sq, sk, d) in shapes:
+                for causal in (False, True):
+                    case = f"{str(dtype)[6:]} b{b} h{hq}/{hkv} s{sq}x{sk} d{d}" + \
+                        (" causal" if causal else "")
+                    with self.subTest(case=case):
+                        q = self.rand(b, hq, sq, d, dtype=dtype)
+                        k = self.rand(b, hkv, sk, d, dtype=dtype)
+                        v = self.rand(b, hkv, sk, d, dtype=dtype)
+                        sdpa = F.scaled_dot_product_attention(
+                            q, k, v, is_causal=causal, enable_gqa=hq != hkv)
+                        out = kiln.attention(q.transpose(1, 2), k.transpose(1, 2),
+                                             v.transpose(1, 2), causal=causal)
+                        want, _ = reference(q, k, v, causal=causal)
+                        self.check(case, out.transpose(1, 2), want, sdpa, dtype)
+                        d_ = kiln.last_dispatch()
+                        self.assertEqual(d_["backend"], "hip" if torch.version.hip else "cuda")
+
+    def test_masks_sdpa_takes_as_tensors(self):
+        # Bottom-right causal with sq != sk, sliding windows and ALiBi: SDPA with a mask.
+        b, hq, hkv, d = 2, 8, 2, 128
+        for (sq, sk, kw) in [(100, 300, dict(causal=True)), (256, 256, dict(window=(64, 0))),
+                             (128, 512, dict(window=(32, 16))),
+                             (200, 200, dict(causal=True, alibi=True)),
+                             (64, 64, dict(softcap=30.0))]:
+            case = f"bf16 s{sq}x{sk} {kw}"
+            with self.subTest(case=case):
+                kw = dict(kw)
+                q, k, v = self.rand(b, hq, sq, d), self.rand(b, hkv, sk, d), \
+                    self.rand(b, hkv, sk, d)
+                slopes = None
+                if kw.pop("alibi", False):
+                    slopes = torch.tensor([2 ** (-8 * (h + 1) / hq) for h in range(hq)],
+                                          device=self.dev, dtype=torch.float32)
+                out, lse = kiln.attention(q.transpose(1, 2), k.transpose(1, 2),
+                                          v.transpose(1, 2), alibi_slopes=slopes,
+                                          return_lse=True, **kw)
+                want, want_lse = reference(q, k, v, slopes=slopes, **kw)
+                sdpa = None
+                if not kw.get("softcap"):
+                    mask = self.bias(sq, sk, hq, slopes, **kw)
+                    sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                          enable_gqa=True)
+                self.check(case, out.transpose(1, 2), want, sdpa)
+                lse_err = (lse - want_lse).abs().max().item()
+                ERRORS.append((case + " lse", lse_err, None))
+                self.assertLess(lse_err, 1e-2)
+
+    def bias(self, sq, sk, hq, slopes, causal=False, window=(-1, -1)):
+        i = torch.arange(sq, device=self.dev)[:, None] + sk - sq
+        j = torch.arange(sk, device=self.dev)[None, :]
+        left, right = window
+        if causal:
+            right = 0
+        visible = torch.ones(sq, sk, dtype=torch.bool, device=self.dev)
+        if left >= 0:
+            visible &= j >= i - left
+        if right >= 0:
+            visible &= j <= i + right
+        bias = torch.zeros(1, hq, sq, sk, device=self.dev)
+        if slopes is not None:
+            bias = bias - slopes.view(1, hq, 1, 1) * (i - j).abs()
+        return bias.masked_fill(~visible, float("-inf")).to(torch.bfloat16)
+
+    def test_varlen_and_paged_decode(self):
+        hq, hkv, d = 16, 4, 128
+        lens_q, lens_k = [17, 0, 300, 1], [40, 9, 300, 2048]
+        cu_q = torch.tensor([0] + list(np.cumsum(lens_q)), dtype=torch.int32, device=self.dev)
+        cu_k = torch.tensor([0] + list(np.cumsum(lens_k)), dtype=torch.int32, device=self.dev)
+        q = self.rand(int(cu_q[-1]), hq, d)
+        k, v = self.rand(int(cu_k[-1]), hkv, d), self.rand(int(cu_k[-1]), hkv, d)
+        out, lse = kiln.attention_varlen(q, k, v, cu_q, cu_k, max(lens_q), max(lens_k),
+                                         causal=True, return_lse=True)
+        worst = 0.0
+        for i in range(len(lens_q)):
+            sq, sk = slice(int(cu_q[i]), int(cu_q[i + 1])), slice(int(cu_k[i]),
+                                                                  int(cu_k[i + 1]))
+            if lens_q[i] == 0:
+                continue
+            want, want_lse = reference(*(t[s].transpose(0, 1)[None] for t, s in
+                                         ((q, sq), (k, sk), (v, sk))), causal=True)
+            worst = max(worst, (out[sq].transpose(0, 1)[None].float() - want).abs().max()
+                        .item())
+            self.assertLess((lse[:, sq] - want_lse[0]).abs().max().item(), 1e-2)
+        ERRORS.append(("bf16 varlen causal GQA 16/4 d128", worst, None))
+        self.assertLess(worst, 8e-3 * 4)
+
+        for page in (16, 64):
+            b, sk = 8, 1000
+            pages_per = -(-sk // page)
+            kc, vc = self.rand(b * pages_per + 5, page, hkv, d), \
+                self.rand(b * pages_per + 5, page, hkv, d)
+            table = torch.randperm(b * pages_per + 5, device=self.dev)[:b * pages_per] \
+                .view(b, pages_per).to(torch.int32)
+            seqlens = torch.full((b,), sk, dtype=torch.int32, device=self.dev)
+            qd = self.rand(b, 1, hq, d)
+            out = kiln.attention_paged(qd, kc, vc, table, seqlens)
+            kd = kc[table.long()].reshape(b, pages_per * page, hkv, d)[:, :sk]
+            vd = vc[table.long()].reshape(b, pages_per * page, hkv, d)[:, :sk]
+            want, _ = reference(qd.transpose(1, 2), kd.transpose(1, 2), vd.transpose(1, 2))
+            sdpa = F.scaled_dot_product_attention(qd.transpose(1, 2), kd.transpose(1, 2),
+                                                  vd.transpose(1, 2), enable_gqa=True)
+            self.check(f"bf16 paged decode page {page} s{sk}", out.transpose(1, 2), want,
+                       sdpa)
+
+    def test_activations_against_torch(self):
+        x = self.rand(1024, 2 * 1408) * 2
+        d = x.shape[-1] // 2
+        for name, fn, eager in [
+                ("silu", kiln.silu_and_mul, lambda a: F.silu(a)),
+                ("gelu", kiln.gelu_and_mul, lambda a: F.gelu(a)),
+                ("gelu_tanh", kiln.gelu_tanh_and_mul, lambda a: F.gelu(a, approximate="tanh"))]:
+            out = fn(x)
+            want = eager(x[:, :d].float()) * x[:, d:].float()
+            torch_bf16 = eager(x[:, :d]) * x[:, d:]
+            self.check(f"bf16 {name}_and_mul", out, want, torch_bf16)
+
+    def test_stream_out_and_errors(self):
+        q = self.rand(1, 64, 8, 64)
+        s = torch.cuda.Stream(device=self.dev)
+        out = torch.full_like(q, 3.0)
+        s.wait_stream(torch.cuda.current_stream(self.dev))
+        with torch.cuda.stream(s):
+            got = kiln.attention(q, q, q, out=out)
+        s.synchronize()
+        self.assertIs(got, out)
+        want, _ = reference(q.transpose(1, 2), q.transpose(1, 2), q.transpose(1, 2))
+        self.check("bf16 side stream, out=", out.transpose(1, 2), want)
+        bad = torch.full_like(q, 3.0)
+        with self.assertRaises(kiln.KilnError) as cm:
+            kiln.attention(q, q[:, :, :3], q[:, :, :3], out=bad)
+        self.assertEqual(cm.exception.status, kiln.Status.INVALID_ARGUMENT)
+        torch.cuda.synchronize()
+        self.assertTrue(bool((bad == 3.0).all()))
+        with self.assertRaises(kiln.KilnError):
+            kiln.attention(q, q.cpu(), q)
+        with self.assertRaises(kiln.KilnError):
+            kiln.attention(q.float(), q.float(), q.float())  # fp32 is CPU-only
+
+
+if __name__ == "__main__":
+    unittest.main()
