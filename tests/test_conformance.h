@@ -1,0 +1,745 @@
+/*
+ * Conformance driver shared by the tests/test_conformance*.c and test_activation*.c
+ * programs: runs one op on every backend this machine has against the fp64 reference.
+ *
+ * Targets: the CPU at every SIMD level the processor supports (KILN_CPU_SIMD set before each
+ * context is created), and a GPU backend when one starts (KILN_TEST_BACKEND=cuda|hip makes
+ * it mandatory). A program's first argument picks "cpu", "gpu" or (default) both, so ctest
+ * can list the GPU run separately and report it skipped where there is no GPU.
+ *
+ * Every case: inputs are random in [-1, 1] rounded to the dtype; memory outside a view
+ * (padding, unused cache slots) holds NaN so reading it shows; outputs are poisoned with NaN
+ * so an element left unwritten shows, and bytes outside the output view must keep the
+ * poison. Data reaches the device through kiln_ctx_alloc / copy, so one case runs anywhere.
+ */
+#ifndef KILN_TESTS_CONFORMANCE_H
+#define KILN_TESTS_CONFORMANCE_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "context.h"
+#include "half.h"
+#include "platform/platform.h"
+#include "reference.h"
+
+/* ---- random numbers (splitmix64: same stream on every platform) ---------------------- */
+
+typedef struct tc_rng {
+    uint64_t s;
+} tc_rng;
+
+static inline uint64_t tc_next(tc_rng *r) {
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static inline double tc_uniform(tc_rng *r) { /* [-1, 1) */
+    return (double)(tc_next(r) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+static inline int64_t tc_below(tc_rng *r, int64_t n) { return (int64_t)(tc_next(r) % (uint64_t)n); }
+
+/* ---- targets ------------------------------------------------------------------------- */
+
+typedef struct tc_target {
+    kiln_backend backend;
+    const char *simd; /* KILN_CPU_SIMD value, NULL for GPUs */
+    int required;     /* failing to start is a failure, not a skip */
+} tc_target;
+
+typedef struct tc_env {
+    kiln_context *ctx;
+    kiln_backend backend;
+    const char *simd;
+    char label[32];
+    int reported_target;
+} tc_env;
+
+static inline int tc_cpu_has(const char *level) {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    if (strcmp(level, "avx2") == 0)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (strcmp(level, "avx512") == 0)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl");
+    if (strcmp(level, "avx512bf16") == 0)
+        return tc_cpu_has("avx512") && __builtin_cpu_supports("avx512bf16");
+#endif
+    return strcmp(level, "scalar") == 0;
+}
+
+static inline int tc_targets(const char *which, tc_target *t) {
+    static const char *const levels[] = {"scalar", "avx2", "avx512", "avx512bf16"};
+    char want[16] = "";
+    int n = 0, cpu = 1, gpu = 1;
+    if (which && strcmp(which, "cpu") == 0) gpu = 0;
+    if (which && strcmp(which, "gpu") == 0) cpu = 0;
+    kiln_env_get("KILN_TEST_BACKEND", want, sizeof want);
+    if (cpu)
+        for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+            if (tc_cpu_has(levels[i])) t[n++] = (tc_target){KILN_BACKEND_CPU, levels[i], 1};
+    if (gpu) {
+        if (strcmp(want, "cuda") == 0) {
+            t[n++] = (tc_target){KILN_BACKEND_CUDA, NULL, 1};
+        } else if (strcmp(want, "hip") == 0) {
+            t[n++] = (tc_target){KILN_BACKEND_HIP, NULL, 1};
+        } else if (strcmp(want, "cpu") != 0) {
+            t[n++] = (tc_target){KILN_BACKEND_CUDA, NULL, 0};
+            t[n++] = (tc_target){KILN_BACKEND_HIP, NULL, 0};
+        }
+    }
+    return n;
+}
+
+/* Runs body(env) once per target this machine has; returns the exit code for ctest. */
+static inline int tc_main(int argc, char **argv, const char *program, void (*body)(tc_env *)) {
+    tc_target targets[8];
+    int n = tc_targets(argc > 1 ? argv[1] : NULL, targets);
+    for (int i = 0; i < n; i++) {
+        tc_env env;
+        memset(&env, 0, sizeof env);
+        env.backend = targets[i].backend;
+        env.simd = targets[i].simd;
+        snprintf(env.label, sizeof env.label, "%s%s%s", kiln_backend_name(env.backend),
+                 env.simd ? "/" : "", env.simd ? env.simd : "");
+        if (env.simd) kiln_env_set("KILN_CPU_SIMD", env.simd);
+        kiln_status st = kiln_context_create(env.backend, 0, &env.ctx);
+        if (env.simd) kiln_env_set("KILN_CPU_SIMD", NULL);
+        if (st != KILN_OK) {
+            if (targets[i].required) {
+                check_case("%s", env.label);
+                check_fail_(__FILE__, __LINE__, "kiln_context_create(%s) returned %s: %s",
+                            env.label, kiln_status_name(st), kiln_last_error());
+            } else {
+                check_note_skip("%s: %s (%s)", env.label, kiln_status_name(st), kiln_last_error());
+            }
+            continue;
+        }
+        printf("%s: running on %s\n", program, env.label);
+        fflush(stdout);
+        long failures = check_state_.failures;
+        uint64_t t0 = kiln_time_ns();
+        body(&env);
+        printf("%s: %s done in %.2f s, %ld failures\n", program, env.label,
+               (double)(kiln_time_ns() - t0) * 1e-9, check_state_.failures - failures);
+        kiln_context_free(env.ctx);
+    }
+    return check_finish(program);
+}
+
+/* ---- tensors held on the host and on the target -------------------------------------- */
+
+typedef struct tc_tensor {
+    kiln_tensor host, dev; /* same shape and strides; host.data is a host mirror */
+    size_t elems;          /* elements in the allocation (view plus padding) */
+    size_t bytes;
+    kiln_context *ctx;
+} tc_tensor;
+
+static inline double tc_nan_value(void) { return NAN; }
+
+/*
+ * Allocates a view of shape laid out in memory in the given order (outermost dimension
+ * first; NULL = row-major) with pad extra elements after every dimension's extent, so pad
+ * > 0 gives strides that are not a dense packing. Every element starts as NaN.
+ */
+static inline int tc_tensor_make(tc_tensor *t, kiln_context *ctx, kiln_dtype dtype,
+                                 int32_t rank, const int64_t *shape, const int *order,
+                                 int64_t pad) {
+    memset(t, 0, sizeof *t);
+    t->ctx = ctx;
+    t->host.dtype = t->dev.dtype = dtype;
+    t->host.rank = t->dev.rank = rank;
+    int64_t running = 1;
+    for (int l = rank - 1; l >= 0; l--) {
+        int dim = order ? order[l] : l;
+        t->host.shape[dim] = shape[dim];
+        t->host.stride[dim] = running;
+        running *= shape[dim] + pad;
+    }
+    memcpy(t->dev.shape, t->host.shape, sizeof t->host.shape);
+    memcpy(t->dev.stride, t->host.stride, sizeof t->host.stride);
+    t->elems = (size_t)(running > 0 ? running : 1);
+    t->bytes = t->elems * kiln_dtype_size(dtype);
+    t->host.data = malloc(t->bytes);
+    t->dev.data = kiln_ctx_alloc(ctx, t->bytes);
+    if (!t->host.data || !t->dev.data) {
+        check_fail_(__FILE__, __LINE__, "cannot allocate %zu bytes", t->bytes);
+        return -1;
+    }
+    for (size_t i = 0; i < t->elems; i++) {
+        if (dtype == KILN_I32)
+            ((int32_t *)t->host.data)[i] = -12345;
+        else
+            kiln_ref_store(dtype, t->host.data, (int64_t)i, tc_nan_value());
+    }
+    return 0;
+}
+
+static inline void tc_tensor_free(tc_tensor *t) {
+    free(t->host.data);
+    if (t->dev.data) kiln_ctx_free(t->ctx, t->dev.data);
+    memset(t, 0, sizeof *t);
+}
+
+/* Calls fn(offset, index, user) for every element of the view, in row-major index order. */
+static inline void tc_each(const kiln_tensor *t, void (*fn)(int64_t off, const int64_t *idx, void *u),
+                           void *u) {
+    int64_t idx[KILN_MAX_RANK] = {0};
+    for (int32_t l = 0; l < t->rank; l++)
+        if (t->shape[l] == 0) return;
+    for (;;) {
+        int64_t off = 0;
+        for (int32_t l = 0; l < t->rank; l++) off += idx[l] * t->stride[l];
+        fn(off, idx, u);
+        int32_t l = t->rank - 1;
+        while (l >= 0 && ++idx[l] == t->shape[l]) idx[l--] = 0;
+        if (l < 0) return;
+    }
+}
+
+typedef struct tc_fill_ctx {
+    const kiln_tensor *t;
+    tc_rng *rng;
+    double lo, hi;
+} tc_fill_ctx;
+
+static inline void tc_fill_one_(int64_t off, const int64_t *idx, void *u) {
+    tc_fill_ctx *f = u;
+    (void)idx;
+    double x = f->lo + (tc_uniform(f->rng) + 1.0) * 0.5 * (f->hi - f->lo);
+    kiln_ref_store(f->t->dtype, f->t->data, off, x);
+}
+
+/* Random values in [lo, hi) over the view (rounded to the dtype); padding keeps its NaN. */
+static inline void tc_fill(tc_tensor *t, tc_rng *rng, double lo, double hi) {
+    tc_fill_ctx f = {&t->host, rng, lo, hi};
+    tc_each(&t->host, tc_fill_one_, &f);
+}
+
+static inline int tc_upload(tc_tensor *t) {
+    kiln_status st = kiln_ctx_copy_to_device(t->ctx, t->dev.data, t->host.data, t->bytes);
+    if (st != KILN_OK) check_fail_(__FILE__, __LINE__, "copy to device: %s", kiln_last_error());
+    return st == KILN_OK ? 0 : -1;
+}
+
+static inline int tc_download(tc_tensor *t) {
+    kiln_status st = kiln_ctx_copy_to_host(t->ctx, t->host.data, t->dev.data, t->bytes);
+    if (st != KILN_OK) check_fail_(__FILE__, __LINE__, "copy to host: %s", kiln_last_error());
+    return st == KILN_OK ? 0 : -1;
+}
+
+/* Tolerances on max |error| vs fp64 at unit-scale inputs (DESIGN.md, Testing). */
+static inline double tc_tolerance(kiln_dtype dtype) {
+    switch (dtype) {
+    case KILN_F32: return 1e-5;
+    case KILN_F16: return 1e-3;
+    case KILN_BF16: return 8e-3;
+    default: return 0.0;
+    }
+}
+
+/* ---- output bookkeeping --------------------------------------------------------------- */
+
+/* Per allocation element: 0 outside the view, 1 in the view, 2 checked against the
+ * reference. After a run, 0 must still hold the poison bits and 1 is left unjudged (rows
+ * no sequence covers). */
+typedef struct tc_marks {
+    unsigned char *m;
+    size_t n;
+} tc_marks;
+
+static inline void tc_mark_one_(int64_t off, const int64_t *idx, void *u) {
+    (void)idx;
+    ((tc_marks *)u)->m[off] = 1;
+}
+
+static inline void tc_marks_init(tc_marks *mk, const tc_tensor *t) {
+    mk->n = t->elems;
+    mk->m = calloc(t->elems, 1);
+    if (mk->m) tc_each(&t->host, tc_mark_one_, mk);
+}
+
+/* Everything outside the view still holds its NaN poison: nothing wrote past the view. */
+static inline void tc_check_untouched(const tc_tensor *t, const tc_marks *mk, const char *name) {
+    size_t es = kiln_dtype_size(t->host.dtype);
+    unsigned char poison[4];
+    kiln_ref_store(t->host.dtype, poison, 0, tc_nan_value());
+    check_state_.checks++;
+    for (size_t i = 0; i < mk->n; i++) {
+        if (mk->m[i] != 0) continue;
+        if (memcmp((const unsigned char *)t->host.data + i * es, poison, es) != 0) {
+            check_fail_(__FILE__, __LINE__, "%s: element %zu outside the view was written", name, i);
+            return;
+        }
+    }
+}
+
+/* ---- dispatch report ------------------------------------------------------------------ */
+
+/* Checks kiln_last_dispatch() names this backend and a variant key starting with prefix
+ * (and holding token ".<mode>." when mode is not NULL). */
+static inline void tc_check_dispatch(tc_env *env, const char *prefix, const char *mode,
+                                     int32_t asked_splits) {
+    kiln_dispatch d;
+    memset(&d, 0, sizeof d);
+    CHECK_OK(kiln_last_dispatch(&d));
+    CHECK_EQ(d.backend, env->backend);
+    d.variant[sizeof d.variant - 1] = '\0';
+    d.target[sizeof d.target - 1] = '\0';
+    d.tier[sizeof d.tier - 1] = '\0';
+    check_state_.checks++;
+    if (strncmp(d.variant, prefix, strlen(prefix)) != 0)
+        check_fail_(__FILE__, __LINE__, "dispatch variant \"%s\" does not start with \"%s\"",
+                    d.variant, prefix);
+    if (mode) {
+        char tok[32];
+        snprintf(tok, sizeof tok, ".%s", mode);
+        CHECK_STR_CONTAINS(d.variant, tok);
+    }
+    CHECK(d.tier[0] != '\0');
+    CHECK(d.target[0] != '\0');
+    if (asked_splits >= 0) {
+        CHECK_GE(d.num_splits, 1);
+        if (asked_splits > 0) CHECK_LE(d.num_splits, asked_splits);
+    }
+    if (env->simd) {
+        /* The SIMD level asked for is the one that ran: the target names it last. */
+        size_t tl = strlen(d.target), sl = strlen(env->simd);
+        if (strcmp(env->simd, "scalar") != 0) {
+            check_state_.checks++;
+            if (tl < sl || strcmp(d.target + tl - sl, env->simd) != 0)
+                check_fail_(__FILE__, __LINE__,
+                            "KILN_CPU_SIMD=%s but the dispatch target is \"%s\"", env->simd,
+                            d.target);
+        }
+    }
+    if (!env->reported_target) {
+        printf("  %s: target %s, tier %s, e.g. %s\n", env->label, d.target, d.tier, d.variant);
+        env->reported_target = 1;
+    }
+}
+
+/* ---- attention cases ------------------------------------------------------------------ */
+
+enum { TC_MAX_BATCH = 8 };
+
+enum tc_layout {
+    TC_DENSE = 0,    /* row-major [b, s, h, d] */
+    TC_BHSD = 1,     /* [b, h, s, d] in memory, passed as a permuted view */
+    TC_PADDED = 2,   /* row-major order with padding after every dimension */
+    TC_BHSD_PAD = 3  /* both */
+};
+
+typedef struct tc_attn_case {
+    kiln_attn_mode mode;
+    kiln_dtype dtype;
+    int64_t batch, hq, hkv, d;
+    int64_t sq, sk;                  /* FIXED; PAGED decode: sq */
+    int32_t lq[TC_MAX_BATCH];        /* VARLEN, PAGED prefill: query lengths */
+    int32_t lk[TC_MAX_BATCH];        /* VARLEN, PAGED: key lengths */
+    int64_t extra_rows;              /* VARLEN/prefill: packed rows after the last sequence */
+    int64_t max_q_slack;             /* added to the true max_seqlen_q / k passed */
+    int layout;                      /* enum tc_layout, for q, k, v and out */
+    int causal, wl, wr;
+    float softcap, scale;
+    int alibi; /* 0 none, 1 [heads_q], 2 [batch, heads_q] */
+    int lse;   /* 0 none, 1 dense, 2 strided view */
+    int32_t num_splits;
+    int caller_ws;
+    int page_size, shuffle, prefill, nan_tail, shared_page;
+    uint64_t seed;
+} tc_attn_case;
+
+static inline tc_attn_case tc_attn_defaults(kiln_attn_mode mode, kiln_dtype dtype) {
+    tc_attn_case c;
+    memset(&c, 0, sizeof c);
+    c.mode = mode;
+    c.dtype = dtype;
+    c.batch = 1;
+    c.hq = c.hkv = 2;
+    c.d = 64;
+    c.sq = c.sk = 16;
+    c.wl = c.wr = -1;
+    c.lse = 1;
+    c.num_splits = 1;
+    c.page_size = 16;
+    c.seed = 1;
+    return c;
+}
+
+static inline const char *tc_mode_name(kiln_attn_mode m) {
+    return m == KILN_MODE_FIXED ? "fixed" : m == KILN_MODE_VARLEN ? "varlen" : "paged";
+}
+
+static inline void tc_describe(const tc_env *env, const tc_attn_case *c, char *buf, size_t cap) {
+    int n = snprintf(buf, cap, "%s %s %s b%lld hq%lld hkv%lld d%lld", env->label,
+                     tc_mode_name(c->mode), kiln_dtype_name(c->dtype), (long long)c->batch,
+                     (long long)c->hq, (long long)c->hkv, (long long)c->d);
+    size_t at = n > 0 ? (size_t)n : 0;
+#define TC_APPEND(...)                                                                       \
+    do {                                                                                     \
+        if (at < cap) {                                                                      \
+            int m_ = snprintf(buf + at, cap - at, __VA_ARGS__);                              \
+            if (m_ > 0) at += (size_t)m_;                                                    \
+        }                                                                                    \
+    } while (0)
+    if (c->mode == KILN_MODE_FIXED || (c->mode == KILN_MODE_PAGED && !c->prefill))
+        TC_APPEND(" sq%lld", (long long)c->sq);
+    if (c->mode == KILN_MODE_FIXED) TC_APPEND(" sk%lld", (long long)c->sk);
+    if (c->mode != KILN_MODE_FIXED) {
+        TC_APPEND(" lens");
+        for (int64_t b = 0; b < c->batch; b++) {
+            if (c->mode == KILN_MODE_VARLEN || c->prefill)
+                TC_APPEND(" %d/%d", c->lq[b], c->lk[b]);
+            else
+                TC_APPEND(" %d", c->lk[b]);
+        }
+    }
+    if (c->mode == KILN_MODE_PAGED)
+        TC_APPEND(" page%d%s%s%s%s", c->page_size, c->shuffle ? " shuffled" : "",
+                  c->prefill ? " prefill" : " decode", c->nan_tail ? " nan-tail" : "",
+                  c->shared_page ? " shared-page" : "");
+    if (c->extra_rows) TC_APPEND(" extra_rows%lld", (long long)c->extra_rows);
+    if (c->layout) TC_APPEND(" layout%d", c->layout);
+    if (c->causal) TC_APPEND(" causal");
+    if (c->wl >= 0 || c->wr >= 0) TC_APPEND(" window(%d,%d)", c->wl, c->wr);
+    if (c->softcap > 0) TC_APPEND(" softcap%g", (double)c->softcap);
+    if (c->scale != 0) TC_APPEND(" scale%g", (double)c->scale);
+    if (c->alibi) TC_APPEND(" alibi%s", c->alibi == 2 ? "[b,h]" : "[h]");
+    TC_APPEND(" lse%d splits%d%s seed%llu", c->lse, c->num_splits, c->caller_ws ? " ws" : "",
+              (unsigned long long)c->seed);
+#undef TC_APPEND
+}
+
+/* Dense q/out layout for [b, s, h, d] views: memory order and padding. */
+static inline void tc_layout_of(int layout, const int **order, int64_t *pad) {
+    static const int bhsd[4] = {0, 2, 1, 3};
+    *order = (layout == TC_BHSD || layout == TC_BHSD_PAD) ? bhsd : NULL;
+    *pad = (layout == TC_PADDED || layout == TC_BHSD_PAD) ? 3 : 0;
+}
+
+typedef struct tc_cmp {
+    double max_err;
+    int64_t worst[4];
+    double worst_got, worst_ref;
+    int64_t bad;
+} tc_cmp;
+
+/* Compares out (and lse) of the host problem p with the reference, marking what it saw. */
+static inline void tc_compare_attention(const kiln_attn_problem *p, const double *ref_out,
+                                        const double *ref_lse, tc_marks *mo, tc_marks *ml,
+                                        double tol, const char *what) {
+    tc_cmp co = {0, {0, 0, 0, 0}, 0, 0, 0}, cl = co;
+    for (int64_t b = 0; b < p->batch; b++) {
+        const int64_t sq = kiln_ref_seqlen_q(p, b), row0 = kiln_ref_row0(p, b);
+        for (int64_t i = 0; i < sq; i++)
+            for (int64_t h = 0; h < p->heads_q; h++) {
+                const int64_t obase = (p->cu_seqlens_q ? row0 * p->o_stride_row
+                                                       : b * p->o_stride_batch) +
+                                      i * p->o_stride_row + h * p->o_stride_head;
+                for (int64_t d = 0; d < p->head_dim; d++) {
+                    const double got = kiln_ref_load(p->dtype, p->out, obase + d);
+                    const double ref = ref_out[((row0 + i) * p->heads_q + h) * p->head_dim + d];
+                    const double err = fabs(got - ref);
+                    mo->m[obase + d] = 2;
+                    if (!(err <= tol)) co.bad++;
+                    if (!(err <= co.max_err)) {
+                        co.max_err = isnan(err) ? INFINITY : err;
+                        co.worst[0] = b, co.worst[1] = i, co.worst[2] = h, co.worst[3] = d;
+                        co.worst_got = got, co.worst_ref = ref;
+                    }
+                }
+                if (p->lse && ref_lse) {
+                    const int64_t lo = (p->cu_seqlens_q ? row0 * p->lse_stride_row
+                                                        : b * p->lse_stride_batch) +
+                                       h * p->lse_stride_head + i * p->lse_stride_row;
+                    const double got = (double)p->lse[lo];
+                    const double ref = ref_lse[(row0 + i) * p->heads_q + h];
+                    double err = (isinf(ref) && got == ref) ? 0.0 : fabs(got - ref);
+                    ml->m[lo] = 2;
+                    if (!(err <= tol)) cl.bad++;
+                    if (!(err <= cl.max_err)) {
+                        cl.max_err = isnan(err) ? INFINITY : err;
+                        cl.worst[0] = b, cl.worst[1] = i, cl.worst[2] = h;
+                        cl.worst_got = got, cl.worst_ref = ref;
+                    }
+                }
+            }
+    }
+    check_state_.checks++;
+    if (co.bad)
+        check_fail_(__FILE__, __LINE__,
+                    "%s out: %lld elements off by more than %g; max |err| %.3g at b=%lld i=%lld "
+                    "h=%lld d=%lld (got %.9g, fp64 %.9g)",
+                    what, (long long)co.bad, tol, co.max_err, (long long)co.worst[0],
+                    (long long)co.worst[1], (long long)co.worst[2], (long long)co.worst[3],
+                    co.worst_got, co.worst_ref);
+    if (p->lse && ref_lse) {
+        check_state_.checks++;
+        if (cl.bad)
+            check_fail_(__FILE__, __LINE__,
+                        "%s lse: %lld entries off by more than %g; max |err| %.3g at b=%lld "
+                        "i=%lld h=%lld (got %.9g, fp64 %.9g)",
+                        what, (long long)cl.bad, tol, cl.max_err, (long long)cl.worst[0],
+                        (long long)cl.worst[1], (long long)cl.worst[2], cl.worst_got,
+                        cl.worst_ref);
+    }
+}
+
+/* Pages of each sequence (in order) laid out in a shuffled or sequential pool. */
+typedef struct tc_pages {
+    int32_t *table; /* [batch, max_pages] */
+    int64_t max_pages, num_pages;
+} tc_pages;
+
+static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
+    char what[400];
+    tc_describe(env, c, what, sizeof what);
+    check_case("%s", what);
+    check_note_ran();
+    const long failures_before = check_state_.failures;
+
+    kiln_context *ctx = env->ctx;
+    tc_rng rng = {c->seed * 7919u + (uint64_t)c->d * 31u + (uint64_t)c->dtype};
+    const int packed_q = c->mode == KILN_MODE_VARLEN || (c->mode == KILN_MODE_PAGED && c->prefill);
+    const int64_t B = c->batch, D = c->d;
+    int64_t total_q = 0, total_k = 0, max_lq = 0, max_lk = 0;
+    for (int64_t b = 0; b < B; b++) {
+        total_q += c->lq[b];
+        total_k += c->lk[b];
+        if (c->lq[b] > max_lq) max_lq = c->lq[b];
+        if (c->lk[b] > max_lk) max_lk = c->lk[b];
+    }
+    if (c->mode == KILN_MODE_FIXED) max_lq = c->sq, max_lk = c->sk;
+    if (c->mode == KILN_MODE_PAGED && !c->prefill) max_lq = c->sq;
+
+    tc_tensor q, k, v, out, lse, cuq, cuk, bt, slk, alibi, ws;
+    memset(&lse, 0, sizeof lse);
+    memset(&cuq, 0, sizeof cuq);
+    memset(&cuk, 0, sizeof cuk);
+    memset(&bt, 0, sizeof bt);
+    memset(&slk, 0, sizeof slk);
+    memset(&alibi, 0, sizeof alibi);
+    memset(&ws, 0, sizeof ws);
+    const int *order;
+    int64_t pad;
+    tc_layout_of(c->layout, &order, &pad);
+    static const int hsd3[3] = {1, 0, 2}; /* packed [rows, h, d] stored head-major */
+    const int *order3 = order ? hsd3 : NULL;
+
+    /* q and out */
+    if (packed_q) {
+        int64_t shp[3] = {total_q + c->extra_rows, c->hq, D};
+        tc_tensor_make(&q, ctx, c->dtype, 3, shp, order3, pad);
+        tc_tensor_make(&out, ctx, c->dtype, 3, shp, order3, pad);
+    } else {
+        int64_t shp[4] = {B, max_lq, c->hq, D};
+        tc_tensor_make(&q, ctx, c->dtype, 4, shp, order, pad);
+        tc_tensor_make(&out, ctx, c->dtype, 4, shp, order, pad);
+    }
+    tc_fill(&q, &rng, -1, 1);
+
+    /* k and v */
+    tc_pages pages = {NULL, 0, 0};
+    if (c->mode == KILN_MODE_FIXED) {
+        int64_t shp[4] = {B, c->sk, c->hkv, D};
+        tc_tensor_make(&k, ctx, c->dtype, 4, shp, order, pad);
+        tc_tensor_make(&v, ctx, c->dtype, 4, shp, order, pad);
+    } else if (c->mode == KILN_MODE_VARLEN) {
+        int64_t shp[3] = {total_k + c->extra_rows, c->hkv, D};
+        tc_tensor_make(&k, ctx, c->dtype, 3, shp, order3, pad);
+        tc_tensor_make(&v, ctx, c->dtype, 3, shp, order3, pad);
+    } else {
+        const int64_t P = c->page_size;
+        pages.max_pages = (max_lk + P - 1) / P + 1; /* one spare column per row */
+        for (int64_t b = 0; b < B; b++) pages.num_pages += (c->lk[b] + P - 1) / P;
+        pages.num_pages += 2; /* pages no sequence uses */
+        int32_t *pool = malloc((size_t)pages.num_pages * sizeof *pool);
+        pages.table = malloc((size_t)(B * pages.max_pages + 1) * sizeof *pages.table);
+        for (int64_t i = 0; i < pages.num_pages; i++) pool[i] = (int32_t)i;
+        if (c->shuffle)
+            for (int64_t i = pages.num_pages - 1; i > 0; i--) {
+                int64_t j = tc_below(&rng, i + 1);
+                int32_t t = pool[i];
+                pool[i] = pool[j], pool[j] = t;
+            }
+        int64_t next = 0;
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t j = 0; j < pages.max_pages; j++) {
+                const int used = j * P < c->lk[b];
+                /* Unused columns point at the spare page at the end of the pool. */
+                pages.table[b * pages.max_pages + j] =
+                    used ? pool[next++] : pool[pages.num_pages - 1];
+            }
+        if (c->shared_page && B > 1 && c->lk[0] > 0 && c->lk[1] > 0)
+            pages.table[1 * pages.max_pages] = pages.table[0]; /* both start on one page */
+        free(pool);
+        int64_t shp[4] = {pages.num_pages, P, c->hkv, D};
+        tc_tensor_make(&k, ctx, c->dtype, 4, shp, order, pad);
+        tc_tensor_make(&v, ctx, c->dtype, 4, shp, order, pad);
+    }
+    tc_fill(&k, &rng, -1, 1);
+    tc_fill(&v, &rng, -1, 1);
+    if (c->mode == KILN_MODE_PAGED && c->nan_tail) {
+        /* Slots past each sequence's end and unused pages hold NaN, as a stale cache may. */
+        int64_t P = c->page_size;
+        unsigned char *used = calloc((size_t)(pages.num_pages * P), 1);
+        for (int64_t b = 0; b < B; b++)
+            for (int64_t j = 0; j < c->lk[b]; j++)
+                used[pages.table[b * pages.max_pages + j / P] * P + j % P] = 1;
+        for (int64_t pg = 0; pg < pages.num_pages; pg++)
+            for (int64_t s = 0; s < P; s++)
+                if (!used[pg * P + s])
+                    for (int64_t h = 0; h < c->hkv; h++)
+                        for (int64_t d = 0; d < D; d++) {
+                            int64_t off = pg * k.host.stride[0] + s * k.host.stride[1] +
+                                          h * k.host.stride[2] + d;
+                            kiln_ref_store(c->dtype, k.host.data, off, NAN);
+                            kiln_ref_store(c->dtype, v.host.data, off, NAN);
+                        }
+        free(used);
+    }
+
+    /* integer inputs */
+    if (packed_q || c->mode == KILN_MODE_VARLEN) {
+        int64_t n = B + 1;
+        tc_tensor_make(&cuq, ctx, KILN_I32, 1, &n, NULL, 0);
+        int32_t *cq = cuq.host.data, acc = 0;
+        for (int64_t b = 0; b <= B; b++) {
+            cq[b] = acc;
+            if (b < B) acc += c->lq[b];
+        }
+    }
+    if (c->mode == KILN_MODE_VARLEN) {
+        int64_t n = B + 1;
+        tc_tensor_make(&cuk, ctx, KILN_I32, 1, &n, NULL, 0);
+        int32_t *ck = cuk.host.data, acc = 0;
+        for (int64_t b = 0; b <= B; b++) {
+            ck[b] = acc;
+            if (b < B) acc += c->lk[b];
+        }
+    }
+    if (c->mode == KILN_MODE_PAGED) {
+        int64_t shp[2] = {B, pages.max_pages};
+        tc_tensor_make(&bt, ctx, KILN_I32, 2, shp, NULL, 0);
+        memcpy(bt.host.data, pages.table, (size_t)(B * pages.max_pages) * sizeof(int32_t));
+        tc_tensor_make(&slk, ctx, KILN_I32, 1, &shp[0], NULL, 0);
+        for (int64_t b = 0; b < B; b++) ((int32_t *)slk.host.data)[b] = c->lk[b];
+    }
+
+    /* lse: [b, h, s] or [h, total_q]; the strided variant stores it transposed + padded. */
+    if (c->lse) {
+        static const int shb[3] = {0, 2, 1}, th[2] = {1, 0};
+        if (packed_q) {
+            int64_t shp[2] = {c->hq, total_q + c->extra_rows};
+            tc_tensor_make(&lse, ctx, KILN_F32, 2, shp, c->lse == 2 ? th : NULL, c->lse == 2);
+        } else {
+            int64_t shp[3] = {B, c->hq, max_lq};
+            tc_tensor_make(&lse, ctx, KILN_F32, 3, shp, c->lse == 2 ? shb : NULL, c->lse == 2);
+        }
+    }
+
+    kiln_attention_params prm;
+    kiln_attention_params_init(&prm);
+    prm.softmax_scale = c->scale;
+    prm.causal = c->causal;
+    prm.window_left = c->wl;
+    prm.window_right = c->wr;
+    prm.softcap = c->softcap;
+    prm.num_splits = c->num_splits;
+    kiln_tensor alibi_host;
+    memset(&alibi_host, 0, sizeof alibi_host);
+    if (c->alibi) {
+        int64_t shp[2] = {B, c->hq};
+        if (c->alibi == 1)
+            tc_tensor_make(&alibi, ctx, KILN_F32, 1, &shp[1], NULL, 0);
+        else
+            tc_tensor_make(&alibi, ctx, KILN_F32, 2, shp, NULL, 0);
+        tc_fill(&alibi, &rng, 0.05, 1.0);
+        prm.alibi_slopes = alibi.dev;
+        alibi_host = alibi.host;
+    }
+    int64_t rows_q = packed_q ? total_q + c->extra_rows : B * max_lq;
+    if (c->caller_ws) {
+        size_t need = 0;
+        CHECK_OK(kiln_attention_workspace_size(ctx, B, rows_q, max_lq, max_lk, c->hq, D,
+                                               c->num_splits, &need));
+        if (need > 0) {
+            int64_t n = (int64_t)need;
+            tc_tensor_make(&ws, ctx, KILN_F32, 1, &n, NULL, 0); /* bytes >= need */
+            prm.workspace = ws.dev.data;
+            prm.workspace_size = need;
+        }
+    }
+
+    tc_tensor *ups[] = {&q, &k, &v, &out, &lse, &cuq, &cuk, &bt, &slk, &alibi};
+    for (size_t i = 0; i < sizeof ups / sizeof ups[0]; i++)
+        if (ups[i]->dev.data) tc_upload(ups[i]);
+
+    const int64_t mq = max_lq + c->max_q_slack, mk = max_lk + c->max_q_slack;
+    kiln_status st = KILN_INTERNAL;
+    if (c->mode == KILN_MODE_FIXED)
+        st = kiln_attention_fwd(ctx, &q.dev, &k.dev, &v.dev, &out.dev, c->lse ? &lse.dev : NULL,
+                                &prm);
+    else if (c->mode == KILN_MODE_VARLEN)
+        st = kiln_attention_fwd_varlen(ctx, &q.dev, &k.dev, &v.dev, &cuq.dev, &cuk.dev, mq, mk,
+                                       &out.dev, c->lse ? &lse.dev : NULL, &prm);
+    else
+        st = kiln_attention_fwd_paged(ctx, &q.dev, &k.dev, &v.dev, &bt.dev, &slk.dev,
+                                      c->prefill ? &cuq.dev : NULL, mq, &out.dev,
+                                      c->lse ? &lse.dev : NULL, &prm);
+    CHECK_OK(st);
+    if (st == KILN_OK) {
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "attn_fwd.%s.d%lld.", kiln_dtype_name(c->dtype),
+                 (long long)D);
+        tc_check_dispatch(env, prefix, tc_mode_name(c->mode), c->num_splits);
+        CHECK_OK(kiln_ctx_synchronize(ctx, NULL));
+        tc_download(&out);
+        if (c->lse) tc_download(&lse);
+
+        kiln_attn_problem p;
+        kiln_attention_params hp = prm;
+        hp.alibi_slopes = alibi_host;
+        kiln_ref_attn_problem(&p, c->mode, &q.host, &k.host, &v.host,
+                              (packed_q || c->mode == KILN_MODE_VARLEN) ? &cuq.host : NULL,
+                              c->mode == KILN_MODE_VARLEN ? &cuk.host : NULL,
+                              c->mode == KILN_MODE_PAGED ? &bt.host : NULL,
+                              c->mode == KILN_MODE_PAGED ? &slk.host : NULL, mq, mk, &out.host,
+                              c->lse ? &lse.host : NULL, &hp);
+        double *ref_out = calloc((size_t)(rows_q * c->hq * D + 1), sizeof *ref_out);
+        double *ref_lse = calloc((size_t)(rows_q * c->hq + 1), sizeof *ref_lse);
+        tc_marks mo = {NULL, 0}, ml = {NULL, 0};
+        tc_marks_init(&mo, &out);
+        if (c->lse) tc_marks_init(&ml, &lse);
+        if (ref_out && ref_lse && mo.m && (!c->lse || ml.m) &&
+            kiln_ref_attention(&p, ref_out, c->lse ? ref_lse : NULL) == KILN_OK) {
+            tc_compare_attention(&p, ref_out, c->lse ? ref_lse : NULL, &mo, &ml,
+                                 tc_tolerance(c->dtype), what);
+            tc_check_untouched(&out, &mo, "out");
+            if (c->lse) tc_check_untouched(&lse, &ml, "lse");
+        } else {
+            check_fail_(__FILE__, __LINE__, "out of memory in the reference");
+        }
+        free(mo.m);
+        free(ml.m);
+        free(ref_out);
+        free(ref_lse);
+    }
+    free(pages.table);
+    tc_tensor *all[] = {&q, &k, &v, &out, &lse, &cuq, &cuk, &bt, &slk, &alibi, &ws};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]->host.data || all[i]->dev.data) tc_tensor_free(all[i]);
+    if (check_state_.failures != failures_before) fflush(stderr);
+}
+
+#endif

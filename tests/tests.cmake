@@ -1,0 +1,44 @@
+# The C test suite: every tests/test_*.c is one program and one ctest entry (its own
+# process, its own timeout). Exit code 77 means skipped. Conformance and activation programs
+# get a second entry that runs only the GPU backends, so a machine without a GPU lists
+# them as skipped rather than hiding them.
+#
+# Under a cross build (MinGW) CMAKE_CROSSCOMPILING_EMULATOR (Wine) runs each program, which
+# add_test(NAME ... COMMAND <target>) applies on its own.
+
+set(KILN_TEST_TIMEOUT 300 CACHE STRING "Seconds each C test program may run")
+
+file(GLOB KILN_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.c)
+list(SORT KILN_TEST_SOURCES)
+
+foreach(src ${KILN_TEST_SOURCES})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src})
+  target_include_directories(${name} PRIVATE
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core
+    ${CMAKE_CURRENT_LIST_DIR})
+  target_compile_options(${name} PRIVATE ${KILN_WARNINGS})
+  if(MINGW)
+    # C99 printf formats (%zu, %lld) rather than the old msvcrt ones.
+    target_compile_definitions(${name} PRIVATE __USE_MINGW_ANSI_STDIO=1)
+  endif()
+  target_link_libraries(${name} PRIVATE kiln_static)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+
+  string(REGEX REPLACE "^test_" "" short ${name})
+  if(name MATCHES "^test_(conformance|activation)")
+    add_test(NAME ${short} COMMAND ${name} cpu)
+    add_test(NAME ${short}_gpu COMMAND ${name} gpu)
+    set_tests_properties(${short}_gpu PROPERTIES SKIP_RETURN_CODE 77
+      TIMEOUT ${KILN_TEST_TIMEOUT} LABELS "conformance;gpu")
+    set_tests_properties(${short} PROPERTIES LABELS "conformance")
+  else()
+    add_test(NAME ${short} COMMAND ${name})
+    set_tests_properties(${short} PROPERTIES LABELS "unit")
+  endif()
+  set_tests_properties(${short} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${KILN_TEST_TIMEOUT})
+endforeach()
+
+include(${CMAKE_CURRENT_LIST_DIR}/helpers/helpers.cmake OPTIONAL)
+include(${CMAKE_CURRENT_LIST_DIR}/python/tests.cmake OPTIONAL)
+include(${CMAKE_CURRENT_LIST_DIR}/gpu/tests.cmake OPTIONAL)
