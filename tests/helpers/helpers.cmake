@@ -1,0 +1,14 @@
+# Programs the tests start as child processes. Included by tests/tests.cmake after the test
+# programs are defined, so it can wire each helper into the test that uses it.
+
+add_executable(lock_holder ${CMAKE_CURRENT_LIST_DIR}/lock_holder.c)
+target_include_directories(lock_holder PRIVATE ${PROJECT_SOURCE_DIR}/include
+  ${PROJECT_SOURCE_DIR}/src)
+target_compile_options(lock_holder PRIVATE ${KILN_WARNINGS})
+target_link_libraries(lock_holder PRIVATE kiln_static)
+set_target_properties(lock_holder PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+
+if(TARGET test_lock)
+  add_dependencies(test_lock lock_holder)
+  target_compile_definitions(test_lock PRIVATE KILN_LOCK_HOLDER="$<TARGET_FILE:lock_holder>")
+endif()

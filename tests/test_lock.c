@@ -1,0 +1,305 @@
+/*
+ * Cross-process file locks (src/platform/{unix,win}/lock.c), with real processes: a lock
+ * held by a live child is never broken (the waiter times out), and a lock left by a dead
+ * process is recovered, whether the process was killed, exited without releasing, or the
+ * file names an id no process has. Several threads and processes contending for one lock,
+ * starting from a stale one, never overlap.
+ *
+ * The child is tests/helpers/lock_holder; the build passes its path as KILN_LOCK_HOLDER.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "platform/platform.h"
+
+static char holder[1024];
+
+static int on_windows(void) { return kiln_fs_sep() == '\\'; }
+
+static void path_join(char *out, size_t cap, const char *dir, const char *name)
+{
+    snprintf(out, cap, "%s%c%s", dir, kiln_fs_sep(), name);
+}
+
+/* Folder of the test program, when ctest gave its full path; else the temporary folder. */
+static void base_dir(char *out, size_t cap, const char *argv0)
+{
+    const char *slash = NULL;
+    int absolute = argv0 && (argv0[0] == '/' || argv0[0] == '\\' ||
+                             (argv0[0] && argv0[1] == ':'));
+    for (const char *p = argv0; absolute && *p; p++)
+        if (*p == '/' || *p == '\\') slash = p;
+    if (slash && (size_t)(slash - argv0) < cap) {
+        memcpy(out, argv0, (size_t)(slash - argv0));
+        out[slash - argv0] = '\0';
+    } else if (!kiln_env_get("TMPDIR", out, cap) && !kiln_env_get("TEMP", out, cap) &&
+               !kiln_env_get("TMP", out, cap)) {
+        snprintf(out, cap, "%s", on_windows() ? "." : "/tmp");
+    }
+}
+
+static void find_holder(const char *argv0)
+{
+#ifdef KILN_LOCK_HOLDER
+    snprintf(holder, sizeof holder, "%s", KILN_LOCK_HOLDER);
+    if (kiln_fs_exists(holder)) return;
+#endif
+    /* Beside this program, as tests/helpers/helpers.cmake places it. */
+    char dir[1024];
+    base_dir(dir, sizeof dir, argv0);
+    path_join(holder, sizeof holder, dir, "lock_holder");
+    if (kiln_fs_exists(holder)) return;
+    path_join(holder, sizeof holder, dir, "lock_holder.exe");
+    if (!kiln_fs_exists(holder)) holder[0] = '\0';
+}
+
+static kiln_child *run_holder(const char *a1, const char *a2, const char *a3, const char *a4)
+{
+    const char *argv[] = {holder, a1, a2, a3, a4, NULL};
+    char err[1024] = "";
+    kiln_child *c = kiln_process_spawn(argv, err, sizeof err);
+    if (!c) fprintf(stderr, "  spawn %s: %s\n", holder, err);
+    return c;
+}
+
+/* Waits until the lock file names the given process; 1 when it does. */
+static int wait_for_owner(const char *lock, uint64_t pid, unsigned timeout_ms)
+{
+    uint64_t deadline = kiln_time_ns() + (uint64_t)timeout_ms * 1000000u, owner = 0;
+    while (kiln_time_ns() < deadline) {
+        if (kiln_lock_owner(lock, &owner) == 0 && owner == pid) return 1;
+        kiln_sleep_ms(5);
+    }
+    return 0;
+}
+
+/* The id of a process that has exited (and been reaped). */
+static uint64_t dead_pid(void)
+{
+    kiln_child *c = run_holder("exit", NULL, NULL, NULL);
+    int code = -1;
+    if (!c) return 0;
+    uint64_t pid = kiln_process_child_id(c);
+    kiln_process_wait(c, KILN_WAIT_FOREVER, &code);
+    kiln_process_free(c);
+    return pid;
+}
+
+static void plant(const char *lock, uint64_t pid)
+{
+    char text[32], err[512];
+    int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)pid);
+    CHECK_EQ(kiln_fs_write_atomic(lock, text, (size_t)n, err, sizeof err), 0);
+}
+
+static void test_basic(const char *dir)
+{
+    char lock_path[2048], err[512] = "";
+    kiln_lock *lock = NULL, *second = NULL;
+    path_join(lock_path, sizeof lock_path, dir, "entry ü 日本.lock");
+
+    check_case("lock: take, see the owner, time out on a second take, release");
+    CHECK_EQ(kiln_lock_acquire(lock_path, 1000, &lock, err, sizeof err), 0);
+    uint64_t owner = 0;
+    CHECK_EQ(kiln_lock_owner(lock_path, &owner), 0);
+    CHECK_EQ(owner, kiln_process_id());
+    uint64_t t0 = kiln_time_ns();
+    CHECK_EQ(kiln_lock_acquire(lock_path, 200, &second, err, sizeof err), 1);
+    CHECK(second == NULL);
+    CHECK_GE(kiln_time_ns() - t0, 150000000u);
+    kiln_lock_release(lock);
+    CHECK_EQ(kiln_fs_exists(lock_path), 0);
+    kiln_lock_release(NULL);
+    check_note_ran();
+
+    check_case("lock: a folder that does not exist is an error, not a wait");
+    char bad[2048];
+    path_join(bad, sizeof bad, dir, "no such folder");
+    path_join(bad + strlen(bad), sizeof bad - strlen(bad), "", "x.lock");
+    err[0] = '\0';
+    CHECK_EQ(kiln_lock_acquire(bad, 5000, &lock, err, sizeof err), -1);
+    CHECK_STR_CONTAINS(err, "x.lock");
+    check_note_ran();
+
+    check_case("lock: a lock naming an impossible process id is stale");
+    plant(lock_path, 4294967290u);
+    CHECK_EQ(kiln_lock_acquire(lock_path, 2000, &lock, err, sizeof err), 0);
+    CHECK_EQ(kiln_lock_owner(lock_path, &owner), 0);
+    CHECK_EQ(owner, kiln_process_id());
+    kiln_lock_release(lock);
+    check_note_ran();
+
+    check_case("lock: a lock file still being written (no id yet) is not stale");
+    CHECK_EQ(kiln_fs_write_atomic(lock_path, "", 0, err, sizeof err), 0);
+    CHECK_EQ(kiln_lock_acquire(lock_path, 100, &lock, err, sizeof err), 1);
+    CHECK_EQ(kiln_fs_remove(lock_path), 0);
+    check_note_ran();
+}
+
+static void test_children(const char *dir)
+{
+    char lock_path[2048], err[512] = "";
+    kiln_lock *lock = NULL;
+    uint64_t owner = 0;
+    int code = -1;
+    path_join(lock_path, sizeof lock_path, dir, "held by child.lock");
+
+    check_case("lock: a live child's lock is never broken; killed, it is recovered");
+    kiln_child *child = run_holder("hold", lock_path, "60000", NULL);
+    CHECK(child != NULL);
+    if (!child) return;
+    uint64_t pid = kiln_process_child_id(child);
+    CHECK_EQ(wait_for_owner(lock_path, pid, 30000), 1);
+    CHECK_EQ(kiln_process_alive(pid), 1);
+    CHECK_EQ(kiln_lock_acquire(lock_path, 1500, &lock, err, sizeof err), 1);
+    CHECK_EQ(kiln_lock_owner(lock_path, &owner), 0);
+    CHECK_EQ(owner, pid);
+    CHECK_EQ(kiln_process_wait(child, 0, &code), 1); /* still running */
+    CHECK_EQ(kiln_process_kill(child), 0);
+    CHECK_EQ(kiln_process_wait(child, 30000, &code), 0);
+    CHECK_EQ(code, 137);
+    kiln_process_free(child);
+    CHECK_EQ(kiln_process_alive(pid), 0);
+    CHECK_EQ(kiln_fs_exists(lock_path), 1); /* the killed child could not clean up */
+    CHECK_EQ(kiln_lock_acquire(lock_path, 5000, &lock, err, sizeof err), 0);
+    CHECK_EQ(kiln_lock_owner(lock_path, &owner), 0);
+    CHECK_EQ(owner, kiln_process_id());
+    kiln_lock_release(lock);
+    check_note_ran();
+
+    check_case("lock: a child that exits without releasing leaves a recoverable lock");
+    child = run_holder("leak", lock_path, NULL, NULL);
+    CHECK(child != NULL);
+    if (!child) return;
+    pid = kiln_process_child_id(child);
+    CHECK_EQ(kiln_process_wait(child, 30000, &code), 0);
+    CHECK_EQ(code, 0);
+    kiln_process_free(child);
+    CHECK_EQ(kiln_lock_owner(lock_path, &owner), 0);
+    CHECK_EQ(owner, pid);
+    CHECK_EQ(kiln_lock_acquire(lock_path, 5000, &lock, err, sizeof err), 0);
+    kiln_lock_release(lock);
+    check_note_ran();
+
+    check_case("lock: a lock naming a process that has exited is recovered");
+    uint64_t gone = dead_pid();
+    CHECK(gone != 0);
+    CHECK_EQ(kiln_process_alive(gone), 0);
+    plant(lock_path, gone);
+    CHECK_EQ(kiln_lock_acquire(lock_path, 5000, &lock, err, sizeof err), 0);
+    kiln_lock_release(lock);
+    check_note_ran();
+
+    check_case("lock: a released child lock is taken without waiting for a timeout");
+    child = run_holder("hold", lock_path, "300", NULL);
+    CHECK(child != NULL);
+    if (!child) return;
+    CHECK_EQ(wait_for_owner(lock_path, kiln_process_child_id(child), 30000), 1);
+    CHECK_EQ(kiln_lock_acquire(lock_path, 30000, &lock, err, sizeof err), 0);
+    CHECK_EQ(kiln_process_wait(child, 30000, &code), 0);
+    CHECK_EQ(code, 0);
+    kiln_process_free(child);
+    kiln_lock_release(lock);
+    check_note_ran();
+}
+
+/* Threads of one process share its id, so among themselves the lock file alone must keep
+ * them apart; starting from a stale lock they also race to break it. */
+typedef struct {
+    const char *path;
+    kiln_mutex *m;
+    int inside, overlaps, taken, errors;
+} race_state;
+
+static void racer(void *p)
+{
+    race_state *s = p;
+    for (int i = 0; i < 10; i++) {
+        kiln_lock *lock = NULL;
+        char err[512];
+        if (kiln_lock_acquire(s->path, 30000, &lock, err, sizeof err) != 0) {
+            kiln_mutex_lock(s->m);
+            s->errors++;
+            kiln_mutex_unlock(s->m);
+            continue;
+        }
+        kiln_mutex_lock(s->m);
+        if (s->inside++) s->overlaps++;
+        s->taken++;
+        kiln_mutex_unlock(s->m);
+        kiln_sleep_ms(1);
+        kiln_mutex_lock(s->m);
+        s->inside--;
+        kiln_mutex_unlock(s->m);
+        kiln_lock_release(lock);
+    }
+}
+
+static void test_contention(const char *dir)
+{
+    char lock_path[2048], counter[2048], err[512];
+    path_join(lock_path, sizeof lock_path, dir, "contended.lock");
+    path_join(counter, sizeof counter, dir, "counter.txt");
+    uint64_t gone = dead_pid();
+
+    check_case("lock: threads racing to break one stale lock never overlap");
+    race_state s = {lock_path, kiln_mutex_create(), 0, 0, 0, 0};
+    kiln_thread *t[4];
+    for (int round = 0; round < 5; round++) {
+        plant(lock_path, gone ? gone : 4294967290u);
+        for (int i = 0; i < 4; i++) t[i] = kiln_thread_start(racer, &s);
+        for (int i = 0; i < 4; i++) kiln_thread_join(t[i]);
+    }
+    CHECK_EQ(s.overlaps, 0);
+    CHECK_EQ(s.errors, 0);
+    CHECK_EQ(s.taken, 5 * 4 * 10);
+    kiln_mutex_free(s.m);
+    check_note_ran();
+
+    check_case("lock: three processes incrementing a file under the lock lose no update");
+    plant(lock_path, gone ? gone : 4294967290u);
+    CHECK_EQ(kiln_fs_write_atomic(counter, "0\n", 2, err, sizeof err), 0);
+    kiln_child *c[3];
+    for (int i = 0; i < 3; i++) c[i] = run_holder("contend", lock_path, "25", counter);
+    for (int i = 0; i < 3; i++) {
+        int code = -1;
+        CHECK(c[i] != NULL);
+        if (!c[i]) continue;
+        CHECK_EQ(kiln_process_wait(c[i], 120000, &code), 0);
+        CHECK_EQ(code, 0);
+        kiln_process_free(c[i]);
+    }
+    void *data = NULL;
+    size_t len = 0;
+    CHECK_EQ(kiln_fs_read(counter, &data, &len, err, sizeof err), 0);
+    CHECK_EQ(data ? strtol(data, NULL, 10) : -1, 75);
+    free(data);
+    CHECK_EQ(kiln_fs_exists(lock_path), 0);
+    kiln_fs_remove(counter);
+    check_note_ran();
+}
+
+int main(int argc, char **argv)
+{
+    char base[1024], dir[2048];
+    base_dir(base, sizeof base, argc > 0 ? argv[0] : NULL);
+    snprintf(dir, sizeof dir, "%s%cscratch lock ü-%llu", base, kiln_fs_sep(),
+             (unsigned long long)kiln_process_id());
+    if (kiln_fs_mkdirs(dir) != 0) {
+        fprintf(stderr, "cannot create %s\n", dir);
+        return 1;
+    }
+    find_holder(argc > 0 ? argv[0] : NULL);
+    test_basic(dir);
+    if (!holder[0]) {
+        /* Without the child program the central property goes untested: fail loudly. */
+        fprintf(stderr, "FAIL: lock_holder not found; tests/helpers/helpers.cmake builds it\n");
+        return 1;
+    }
+    printf("child program: %s\n", holder);
+    test_children(dir);
+    test_contention(dir);
+    return check_finish("test_lock");
+}
