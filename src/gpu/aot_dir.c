@@ -1,0 +1,102 @@
+/* Shipped code objects at run time (layout in aot_dir.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/aot_dir.h"
+#include "platform/platform.h"
+
+#ifndef KILN_AOT_INSTALL_DIR
+#define KILN_AOT_INSTALL_DIR ""
+#endif
+
+int kiln_aot_dir(char *buf, size_t cap)
+{
+    if (kiln_env_get("KILN_AOT_DIR", buf, cap) && buf[0]) return 0;
+    if (KILN_AOT_INSTALL_DIR[0] && kiln_fs_exists(KILN_AOT_INSTALL_DIR)) {
+        snprintf(buf, cap, "%s", KILN_AOT_INSTALL_DIR);
+        return 0;
+    }
+    return -1;
+}
+
+/* Stops the listing at the first code object, noting it in *found. */
+static int find_object(const char *name, void *user)
+{
+    size_t n = strlen(name);
+    int *found = user;
+    *found = n > 6 && (!strcmp(name + n - 6, ".cubin") || !strcmp(name + n - 6, ".hsaco"));
+    return *found;
+}
+
+int kiln_gpu_aot_ships(const char *target)
+{
+    char dir[1024], sub[1200];
+    int found = 0;
+    if (kiln_aot_dir(dir, sizeof dir) != 0) return 0;
+    snprintf(sub, sizeof sub, "%s%c%s", dir, kiln_fs_sep(), target);
+    kiln_fs_list(sub, find_object, &found);
+    return found;
+}
+
+kiln_status kiln_aot_load(const char *target, const char *variant_key, void **image,
+                          size_t *len)
+{
+    static const char *exts[] = {"cubin", "hsaco"};
+    char dir[1024], path[1400], err[256];
+    size_t i;
+    if (kiln_aot_dir(dir, sizeof dir) != 0) return KILN_KERNEL_NOT_FOUND;
+    for (i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s%c%s%c%s.%s", dir, kiln_fs_sep(), target, kiln_fs_sep(),
+                 variant_key, exts[i]);
+        if (kiln_fs_exists(path) && kiln_fs_read(path, image, len, err, sizeof err) == 0)
+            return KILN_OK;
+    }
+    return KILN_KERNEL_NOT_FOUND;
+}
+
+typedef struct target_list {
+    char *buf;
+    size_t cap;
+} target_list;
+
+static int add_target(const char *name, void *user)
+{
+    target_list *l = user;
+    size_t n = strlen(l->buf);
+    if (name[0] == '.' || strchr(name, '.')) return 0; /* manifest.json and the like */
+    if (!kiln_gpu_aot_ships(name)) return 0;
+    snprintf(l->buf + n, l->cap - n, "%s%s", n ? "," : "", name);
+    return 0;
+}
+
+void kiln_aot_targets(char *buf, size_t cap)
+{
+    char dir[1024];
+    target_list l;
+    buf[0] = '\0';
+    if (kiln_aot_dir(dir, sizeof dir) != 0) return;
+    l.buf = buf;
+    l.cap = cap;
+    kiln_fs_list(dir, add_target, &l);
+}
+
+void kiln_aot_describe(kiln_json *j)
+{
+    char dir[1024], targets[1024], *s, *comma;
+    kiln_json_object_begin(j, "aot");
+    if (kiln_aot_dir(dir, sizeof dir) == 0) kiln_json_string(j, "dir", dir);
+    else kiln_json_null(j, "dir");
+    kiln_aot_targets(targets, sizeof targets);
+    kiln_json_array_begin(j, "targets");
+    for (s = targets; *s; s = comma + 1) {
+        comma = strchr(s, ',');
+        if (!comma) {
+            kiln_json_string(j, NULL, s);
+            break;
+        }
+        *comma = '\0';
+        kiln_json_string(j, NULL, s);
+    }
+    kiln_json_array_end(j);
+    kiln_json_object_end(j);
+}
