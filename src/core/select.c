@@ -6,6 +6,7 @@
 #include "backend_choice.h"
 #include "context.h"
 #include "error.h"
+#include "gpu/aot_dir.h"
 #include "gpu/gpu.h"
 #include "platform/platform.h"
 
