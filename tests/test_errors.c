@@ -492,7 +492,7 @@ static void varlen_errors(fixture *f) {
         const char *names, *what;
     } bad[] = {
         {{1, 2, 6}, {0, 4, 9}, "cu_seqlens_q", "cu_seqlens_q[0] != 0"},
-        {{0, 4, 9}, {1, 4, 9}, "cu_seqlens_k", "cu_seqlens_k[0] != 0"},
+        {{0, 2, 6}, {1, 4, 9}, "cu_seqlens_k", "cu_seqlens_k[0] != 0"},
         {{0, 3, 2}, {0, 4, 9}, "cu_seqlens_q", "cu_seqlens_q decreasing"},
         {{0, 2, 6}, {0, 5, 4}, "cu_seqlens_k", "cu_seqlens_k decreasing"},
         {{0, 2, 7}, {0, 4, 9}, "cu_seqlens_q", "cu_seqlens_q last > total_q"},
