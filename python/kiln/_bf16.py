@@ -8,10 +8,10 @@ except ImportError:
 
 def bf16_from_float(a):
     """float array -> uint16 bf16 bit patterns, rounded to nearest even (NaN stays NaN)."""
-    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    bits = np.ascontiguousarray(a, dtype=np.float32).reshape(-1).view(np.uint32)
     rounding = ((bits >> 16) & 1) + np.uint32(0x7FFF)
     rounded = ((bits + rounding) >> 16).astype(np.uint16)
-    nan = np.isnan(np.asarray(a, dtype=np.float32))
+    nan = np.isnan(np.asarray(a, dtype=np.float32)).reshape(-1)
     # Rounding could carry a NaN's payload into the infinity pattern; keep it a quiet NaN.
     return np.where(nan, np.uint16(0x7FC0), rounded).reshape(np.shape(a))
 
@@ -23,4 +23,4 @@ def bf16_to_float(u):
         return u.astype(np.float32)
     if u.dtype != np.uint16:
         raise TypeError(f"expected uint16 bf16 bit patterns, not {u.dtype}")
-    return (u.astype(np.uint32) << 16).view(np.float32)
+    return (u.astype(np.uint32).reshape(-1) << 16).view(np.float32).reshape(u.shape)
