@@ -41,22 +41,19 @@ def library_version():
 
 
 def _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace):
-    p = _lib.AttentionParams()
-    _lib.lib().kiln_attention_params_init(ctypes.byref(p))
-    if scale is not None:
-        p.softmax_scale = scale
-    p.causal = 1 if causal else 0
-    if window is not None:
-        left, right = window
-        p.window_left = left
-        p.window_right = right
-    p.softcap = softcap
+    # Positional construction is the cheapest way to fill a ctypes structure, and every field
+    # not named here is zero: kiln_attention_params_init()'s defaults (tests check that).
+    left, right = (-1, -1) if window is None else window
+    p = _lib.AttentionParams(0.0 if scale is None else scale, 1 if causal else 0, left, right,
+                             softcap)
     if alibi_slopes is not None:
         p.alibi_slopes = call.view(call.floats(alibi_slopes, "alibi_slopes"), "alibi_slopes")
-    p.num_splits = num_splits
+    if num_splits:
+        p.num_splits = num_splits
     if workspace is not None:
         p.workspace, p.workspace_size = call.buffer(workspace, "workspace")
-    p.stream = call.stream
+    if call.backend != _lib.BACKEND_CPU:
+        p.stream = call.stream
     return p
 
 

@@ -124,6 +124,11 @@ class Call:
         if self.backend == _lib.BACKEND_CPU:
             return None
         torch = sys.modules["torch"]
+        # The private accessor returns the raw handle without building a Stream object
+        # (several microseconds a call); the public path stays as the fallback.
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            return raw(self.device_index) or None
         return torch.cuda.current_stream(self.device).cuda_stream or None
 
     def view(self, x, role, writable=False):

@@ -87,6 +87,20 @@ class TestABI(unittest.TestCase):
 
 
 class TestLibrary(unittest.TestCase):
+    def test_params_defaults_match_library(self):
+        # The binding builds params positionally and relies on zeroed fields being
+        # kiln_attention_params_init()'s defaults.
+        lib_default = _lib.AttentionParams()
+        _lib.ctypes.memset(_lib.ctypes.byref(lib_default), 0x5A,
+                           _lib.ctypes.sizeof(lib_default))
+        _lib.lib().kiln_attention_params_init(_lib.ctypes.byref(lib_default))
+        ours = _lib.AttentionParams(0.0, 0, -1, -1, 0.0)
+        for name, _ in _lib.AttentionParams._fields_:
+            a, b = getattr(lib_default, name), getattr(ours, name)
+            if name == "alibi_slopes":
+                a, b = a.data, b.data
+            self.assertEqual(a, b, name)
+
     def test_version_and_info(self):
         self.assertEqual(kiln.library_version(), kiln.__version__)
         info = kiln.info()
