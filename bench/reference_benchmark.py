@@ -227,6 +227,24 @@ def reference_table(report):
     return "\n".join(lines)
 
 
+def throughput_table(report):
+    """One line per shape: each contender's rate (TFLOP/s or TB/s)."""
+    suite = report["suite"]
+    key, unit = ("tflops", "TFLOP/s") if suite == "prefill" else ("tb_per_s", "TB/s")
+    lines = [f"{suite} ({unit}):"]
+    for r in report["results"]:
+        if suite == "prefill":
+            label = f"D={r['D']} S={r['S']} B={r['B']} {'causal' if r['causal'] else 'full'}"
+        elif suite == "decode":
+            label = f"L={r['L']}"
+        else:
+            label = f"{r['rows']}x{2 * r['d']}"
+        cells = [f"{n} {e[key]:.2f}" if key in e else f"{n} -"
+                 for n, e in r["contenders"].items()]
+        lines.append(f"  {label:<28} " + "  ".join(cells))
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------------------------------
 # Suites 2, 3, 5: CUDA events over back-to-back calls
 
@@ -541,6 +559,8 @@ def main():
         if name == "reference":
             tables.append("reference latency (us per call + synchronize, median):\n" +
                           reference_table(report))
+        else:
+            tables.append(throughput_table(report))
         torch.cuda.empty_cache()
     print("\n" + "\n\n".join(tables))
 
