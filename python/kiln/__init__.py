@@ -89,9 +89,8 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None
         tl = call.view(lse, "lse", writable=True)
     p = _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
     lib = _lib.lib()
-    _lib.check(lib.kiln_attention_fwd(call.context, ctypes.byref(tq), ctypes.byref(tk),
-                                      ctypes.byref(tv), ctypes.byref(to), _ptr(tl),
-                                      ctypes.byref(p)))
+    _lib.check(call.invoke(lib.kiln_attention_fwd, ctypes.byref(tq), ctypes.byref(tk),
+                           ctypes.byref(tv), ctypes.byref(to), _ptr(tl), ctypes.byref(p)))
     return _finish(out, lse, return_lse)
 
 
@@ -120,10 +119,10 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
         tl = call.view(lse, "lse", writable=True)
     p = _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
     lib = _lib.lib()
-    _lib.check(lib.kiln_attention_fwd_varlen(
-        call.context, ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv), ctypes.byref(tcq),
-        ctypes.byref(tck), int(max_seqlen_q), int(max_seqlen_k), ctypes.byref(to), _ptr(tl),
-        ctypes.byref(p)))
+    _lib.check(call.invoke(
+        lib.kiln_attention_fwd_varlen, ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv),
+        ctypes.byref(tcq), ctypes.byref(tck), int(max_seqlen_q), int(max_seqlen_k),
+        ctypes.byref(to), _ptr(tl), ctypes.byref(p)))
     return _finish(out, lse, return_lse)
 
 
@@ -160,10 +159,10 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q
             tl = call.view(lse, "lse", writable=True)
     p = _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
     lib = _lib.lib()
-    _lib.check(lib.kiln_attention_fwd_paged(
-        call.context, ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv), ctypes.byref(tbt),
-        ctypes.byref(tsk), _ptr(tcq), int(max_seqlen_q), ctypes.byref(to), _ptr(tl),
-        ctypes.byref(p)))
+    _lib.check(call.invoke(
+        lib.kiln_attention_fwd_paged, ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv),
+        ctypes.byref(tbt), ctypes.byref(tsk), _ptr(tcq), int(max_seqlen_q), ctypes.byref(to),
+        _ptr(tl), ctypes.byref(p)))
     return _finish(out, lse, return_lse)
 
 
@@ -184,8 +183,8 @@ def _act_and_mul(act, x, out):
     if out is None:
         out = call.empty(tuple(x.shape[:-1]) + (x.shape[-1] // 2,), like=x)
     to = call.view(out, "out", writable=True)
-    _lib.check(_lib.lib().kiln_act_and_mul(call.context, act, ctypes.byref(tx),
-                                           ctypes.byref(to), call.stream))
+    _lib.check(call.invoke(_lib.lib().kiln_act_and_mul, act, ctypes.byref(tx),
+                           ctypes.byref(to), call.stream))
     return out
 
 

@@ -131,6 +131,16 @@ class Call:
             return raw(self.device_index) or None
         return torch.cuda.current_stream(self.device).cuda_stream or None
 
+    def invoke(self, fn, *args):
+        """fn(context, *args) -> status, run with the tensors' device current, so that a call
+        on another GPU than torch's current one leaves torch's current device as it was."""
+        if self.backend != _lib.BACKEND_CPU:
+            torch = sys.modules["torch"]
+            if torch.cuda.current_device() != self.device_index:
+                with torch.cuda.device(self.device_index):
+                    return fn(self.context, *args)
+        return fn(self.context, *args)
+
     def view(self, x, role, writable=False):
         """A kiln_tensor over x, which must live where the call's first array does."""
         t = Tensor()
