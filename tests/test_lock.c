@@ -138,6 +138,47 @@ static void test_basic(const char *dir)
     check_note_ran();
 }
 
+static void test_spawn_args(const char *dir)
+{
+    char out[2048];
+    path_join(out, sizeof out, dir, "args ü.txt");
+    /* Blanks, quotes, backslashes before quotes and at the end, an empty argument and
+     * non-ASCII text: the cases a hand-built Windows command line gets wrong. */
+    const char *args[] = {"plain", "two words", "", "quote\"inside", "back\\slash",
+                          "trailing\\", "\\\"mixed\\\\\"", "日本 ü", NULL};
+    const char *argv[16] = {holder, "args", out};
+    size_t n = 0, want_len = 0;
+    char want[512] = "";
+    for (; args[n]; n++) {
+        argv[3 + n] = args[n];
+        want_len += (size_t)snprintf(want + want_len, sizeof want - want_len, "%s\n", args[n]);
+    }
+    argv[3 + n] = NULL;
+
+    check_case("process: arguments reach a child unchanged");
+    char err[512] = "";
+    int code = -1;
+    kiln_child *c = kiln_process_spawn(argv, err, sizeof err);
+    CHECK(c != NULL);
+    if (!c) return;
+    CHECK_EQ(kiln_process_wait(c, 60000, &code), 0);
+    CHECK_EQ(code, 0);
+    kiln_process_free(c);
+    void *data = NULL;
+    size_t len = 0;
+    CHECK_EQ(kiln_fs_read(out, &data, &len, err, sizeof err), 0);
+    CHECK_STR_EQ(data, want);
+    free(data);
+    kiln_fs_remove(out);
+
+    check_case("process: a program that does not exist");
+    const char *none[] = {"kiln no such program", NULL};
+    err[0] = '\0';
+    CHECK(kiln_process_spawn(none, err, sizeof err) == NULL);
+    CHECK_STR_CONTAINS(err, "kiln no such program");
+    check_note_ran();
+}
+
 static void test_children(const char *dir)
 {
     char lock_path[2048], err[512] = "";
@@ -283,6 +324,7 @@ static void test_contention(const char *dir)
 
 int main(int argc, char **argv)
 {
+    argv = kiln_process_utf8_args(argc, argv);
     char base[1024], dir[2048];
     base_dir(base, sizeof base, argc > 0 ? argv[0] : NULL);
     snprintf(dir, sizeof dir, "%s%cscratch lock ü-%llu", base, kiln_fs_sep(),
@@ -299,6 +341,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("child program: %s\n", holder);
+    test_spawn_args(dir);
     test_children(dir);
     test_contention(dir);
     return check_finish("test_lock");

@@ -346,6 +346,7 @@ static void test_time_and_process(void)
 
 int main(int argc, char **argv)
 {
+    argv = kiln_process_utf8_args(argc, argv);
     char root[1024];
     scratch_dir(root, sizeof root, argc > 0 ? argv[0] : NULL, "scratch platform");
     if (kiln_fs_mkdirs(root) != 0) {

@@ -105,6 +105,10 @@ int kiln_process_kill(kiln_child *child);
 int kiln_process_wait(kiln_child *child, unsigned timeout_ms, int *code);
 /* Releases the handle; a child still running keeps running. NULL accepted. */
 void kiln_process_free(kiln_child *child);
+/* main()'s arguments as UTF-8. On Windows argv arrives in the ANSI code page, which cannot
+ * hold every file name, so it is rebuilt from the UTF-16 command line; on Unix argv is
+ * returned as it is. The result lives until the process exits; argv itself on failure. */
+char **kiln_process_utf8_args(int argc, char **argv);
 
 /* ---- file locks (lock.c) ------------------------------------------------------------ */
 /* A lock is a file created exclusively (O_EXCL / CREATE_NEW) holding the owner's process

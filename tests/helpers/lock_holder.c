@@ -7,6 +7,8 @@
  *   lock_holder contend <lock> <n> <file> n times: take the lock, add 1 to the number in
  *                                          <file>, release
  *   lock_holder exit                      exit at once (leaves a dead process id behind)
+ *   lock_holder args <file> <arg>...      write each <arg> and a newline to <file>, to check
+ *                                          that arguments reach a child unchanged
  *
  * Exit codes: 0 done, 2 bad usage, 3 the lock could not be taken, 4 counter file error,
  * 5 the counter was changed by someone else while this process held the lock.
@@ -66,10 +68,31 @@ static int contend(const char *path, int rounds, const char *file)
     return 0;
 }
 
+static int write_args(const char *file, int n, char **args)
+{
+    size_t total = 1, at = 0;
+    char err[512];
+    for (int i = 0; i < n; i++) total += strlen(args[i]) + 1;
+    char *text = malloc(total);
+    if (!text) return 4;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(args[i]);
+        memcpy(text + at, args[i], len);
+        at += len;
+        text[at++] = '\n';
+    }
+    int r = kiln_fs_write_atomic(file, text, at, err, sizeof err);
+    if (r != 0) fprintf(stderr, "lock_holder: %s\n", err);
+    free(text);
+    return r == 0 ? 0 : 4;
+}
+
 int main(int argc, char **argv)
 {
     kiln_lock *lock = NULL;
+    argv = kiln_process_utf8_args(argc, argv); /* the lock path may be any file name */
     if (argc >= 2 && !strcmp(argv[1], "exit")) return 0;
+    if (argc >= 3 && !strcmp(argv[1], "args")) return write_args(argv[2], argc - 3, argv + 3);
     if (argc == 4 && !strcmp(argv[1], "hold")) {
         if (!take(argv[2], &lock)) return 3;
         kiln_sleep_ms((unsigned)strtoul(argv[3], NULL, 10));
@@ -80,6 +103,6 @@ int main(int argc, char **argv)
     if (argc == 5 && !strcmp(argv[1], "contend"))
         return contend(argv[2], atoi(argv[3]), argv[4]);
     fprintf(stderr, "usage: lock_holder hold <lock> <ms> | leak <lock> | "
-                    "contend <lock> <n> <file> | exit\n");
+                    "contend <lock> <n> <file> | args <file> <arg>... | exit\n");
     return 2;
 }

@@ -21,7 +21,10 @@ static void set_err(char *err, size_t errcap, const char *what, const char *path
 static int join(char *buf, size_t cap, const char *a, const char *b)
 {
     int n = snprintf(buf, cap, "%s/%s", a, b);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
+    if (n >= 0 && (size_t)n < cap) return 0;
+    /* A cut-off path names some other folder; leave nothing a caller could use by mistake. */
+    if (cap) buf[0] = '\0';
+    return -1;
 }
 
 int kiln_fs_default_cache_dir(char *buf, size_t cap)
@@ -34,7 +37,10 @@ int kiln_fs_default_cache_dir(char *buf, size_t cap)
         struct passwd *pw = getpwuid(getuid());
         home = pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
     }
-    if (!home) return -1;
+    if (!home) {
+        if (cap) buf[0] = '\0';
+        return -1;
+    }
     return join(buf, cap, home, ".cache/kiln");
 }
 

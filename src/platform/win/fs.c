@@ -41,6 +41,7 @@ int kiln_fs_default_cache_dir(char *buf, size_t cap)
         free(w);
         return r;
     }
+    if (cap) buf[0] = '\0';
     return -1;
 }
 

@@ -146,3 +146,91 @@ void kiln_process_free(kiln_child *child)
     CloseHandle(child->process);
     free(child);
 }
+
+/* One argument of a command line by the C runtime's rules: 2n backslashes before a quote
+ * give n and the quote opens or closes quoting, 2n + 1 give n and a literal quote, "" inside
+ * quotes is a literal quote, other backslashes are literal. Returns the end of the argument;
+ * out (if non-NULL) receives it. */
+static const wchar_t *next_arg(const wchar_t *p, wchar_t *out, size_t *len)
+{
+    int quoted = 0;
+    size_t n = 0;
+    while (*p && (quoted || (*p != L' ' && *p != L'\t'))) {
+        size_t slashes = 0;
+        while (*p == L'\\') p++, slashes++;
+        if (*p == L'"') {
+            for (size_t i = 0; i < slashes / 2; i++, n++)
+                if (out) out[n] = L'\\';
+            if (slashes % 2) {
+                if (out) out[n] = L'"';
+                n++;
+            } else if (quoted && p[1] == L'"') {
+                if (out) out[n] = L'"';
+                n++;
+                p++;
+            } else {
+                quoted = !quoted;
+            }
+            p++;
+            continue;
+        }
+        for (size_t i = 0; i < slashes; i++, n++)
+            if (out) out[n] = L'\\';
+        if (!slashes) {
+            if (out) out[n] = *p;
+            n++;
+            p++;
+        }
+    }
+    *len = n;
+    return p;
+}
+
+char **kiln_process_utf8_args(int argc, char **argv)
+{
+    static char **cached;
+    const wchar_t *line = GetCommandLineW(), *p = line;
+    size_t count = 0, len = 0;
+    (void)argc;
+    if (cached) return cached;
+    if (!line) return argv;
+    /* The program name is special: it ends at the closing quote or the first blank, and
+     * backslashes in it are never escapes. */
+    const wchar_t *name_end;
+    if (*p == L'"') {
+        name_end = wcschr(p + 1, L'"');
+        if (!name_end) name_end = p + wcslen(p);
+    } else {
+        name_end = p + wcscspn(p, L" \t");
+    }
+    for (const wchar_t *q = *name_end == L'"' ? name_end + 1 : name_end;;) {
+        while (*q == L' ' || *q == L'\t') q++;
+        if (!*q) break;
+        q = next_arg(q, NULL, &len);
+        count++;
+    }
+    char **args = calloc(count + 2, sizeof *args);
+    wchar_t *buf = malloc((wcslen(line) + 1) * sizeof *buf);
+    if (!args || !buf) goto fail;
+    size_t name_len = (size_t)(name_end - p) - (*p == L'"');
+    memcpy(buf, p + (*p == L'"'), name_len * sizeof *buf);
+    buf[name_len] = 0;
+    if (!(args[0] = kiln_win_utf8(buf))) goto fail;
+    size_t i = 1;
+    for (const wchar_t *q = *name_end == L'"' ? name_end + 1 : name_end;;) {
+        while (*q == L' ' || *q == L'\t') q++;
+        if (!*q) break;
+        q = next_arg(q, buf, &len);
+        buf[len] = 0;
+        if (!(args[i++] = kiln_win_utf8(buf))) goto fail;
+    }
+    free(buf);
+    cached = args;
+    return args;
+fail:
+    if (args)
+        for (size_t j = 0; j < count + 1; j++) free(args[j]);
+    free(args);
+    free(buf);
+    return argv;
+}
