@@ -80,13 +80,8 @@ static void skipped(checker *c, const char *backend, const char *why, int is_fai
 
 static void check_context(checker *c, kiln_context *ctx, const char *name,
                           const tool_choice_list *dtypes) {
-    const int gpu = kiln_context_backend(ctx) != KILN_BACKEND_CPU;
-    for (int d = 0; d < dtypes->n; d++) {
-        kiln_dtype dt = tool_dtype_values[dtypes->v[d]];
-        /* fp32 attention and activations are CPU-only by design. */
-        if (gpu && dt == KILN_F32) continue;
-        check_run_all(ctx, name, dt, on_row, c);
-    }
+    for (int d = 0; d < dtypes->n; d++)
+        check_run_all(ctx, name, tool_dtype_values[dtypes->v[d]], on_row, c);
 }
 
 /* Creates a context of backend and checks it; -1 when it could not start (why in err). */
@@ -204,7 +199,7 @@ const tool_cmd tool_cmd_check = {
     "sliding window, soft-cap and ALiBi among the cases) and silu/gelu/gelu_tanh_and_mul on\n"
     "small shapes, and compares each output (and the LSE) with an fp64 reference computed\n"
     "from the same rounded inputs. Tolerances on the max abs error: f32 1e-5, f16 1e-3,\n"
-    "bf16 8e-3. GPU backends run bf16 and f16.\n"
+    "bf16 8e-3. GPU backends run attention in bf16 and f16 (f32 attention is CPU-only).\n"
     "\n"
     "options:\n"
     "  --backend B   all (default: the CPU, and each GPU backend whose context starts),\n"

@@ -9,6 +9,8 @@ static const tool_cmd *const commands[] = {
     &tool_cmd_info,
     &tool_cmd_check,
     &tool_cmd_bench,
+    &tool_cmd_targets,
+    &tool_cmd_cache,
 };
 #define NUM_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -17,5 +17,7 @@ enum { TOOL_EXIT_OK = 0, TOOL_EXIT_FAIL = 1, TOOL_EXIT_USAGE = 2 };
 extern const tool_cmd tool_cmd_info;
 extern const tool_cmd tool_cmd_check;
 extern const tool_cmd tool_cmd_bench;
+extern const tool_cmd tool_cmd_targets;
+extern const tool_cmd tool_cmd_cache;
 
 #endif

@@ -53,3 +53,11 @@ set_tests_properties(cli_check PROPERTIES LABELS "cli;conformance" TIMEOUT 300)
 kiln_cli_test(bench_smoke 0 "-DSTDOUT_REGEX=GFLOP/s.*bf16 +64"
   -P ${KILN_CLI_EXPECT} -- bench attention --heads 2 --seqlen 64 --iters 3 --warmup 1
   --rounds 1 --out ${PROJECT_BINARY_DIR}/tests/cli_bench_smoke.json)
+
+kiln_cli_test(targets_json 0 -DSTDOUT_JSON=1 "-DSTDOUT_REGEX=\"name\": \"gfx1151\""
+  -P ${KILN_CLI_EXPECT} -- targets --json)
+kiln_cli_test(cache_bad_action 2 "-DSTDERR_REGEX=unknown action 'purge' \\(allowed: ls, clear, warm\\)"
+  -P ${KILN_CLI_EXPECT} -- cache purge)
+kiln_cli_test(cache_ls_json 0 -DSTDOUT_JSON=1 -P ${KILN_CLI_EXPECT} -- cache ls --json)
+set_tests_properties(cli_cache_ls_json PROPERTIES
+  ENVIRONMENT "KILN_CACHE_DIR=${PROJECT_BINARY_DIR}/tests/cli_cache")
