@@ -115,9 +115,9 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     if (i0 >= s.sq) return; /* whole block leaves together: no barrier is skipped */
 
     const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
-    const kiln_i64 i_last = (i0 + BQ < s.sq ? i0 + BQ : s.sq) - 1;
     kiln_i64 lo = 0, hi = s.sk;
 #if KILN_MASK != KILN_MASK_FULL
+    const kiln_i64 i_last = (i0 + BQ < s.sq ? i0 + BQ : s.sq) - 1;
     if (a.window_left >= 0 && i0 + diag - a.window_left > lo) lo = i0 + diag - a.window_left;
 #if KILN_MASK == KILN_MASK_CAUSAL
     if (i_last + diag + 1 < hi) hi = i_last + diag + 1;

@@ -1,0 +1,346 @@
+/*
+ * The generic-tier kernels (attention, combine, activation) run on CPU threads through tests/gpu/host_vendor.h
+ * and are compared with the fp64 reference: every mode (fixed, varlen, paged decode, batch
+ * prefill), split-KV with the combine kernel, GQA, causal / window / soft-cap / ALiBi, LSE,
+ * empty sequences, permuted strides, odd head dims; and the three gated activations.
+ * Each variant of the generic set must have an emulated build (so none is left untested).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "emulated_kernels.h"
+#include "reference.h"
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ULL;
+
+static double uniform(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (double)(g_rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static void *fill(kiln_dtype dt, int64_t n)
+{
+    void *p = calloc((size_t)(n > 0 ? n : 1), kiln_dtype_size(dt));
+    for (int64_t i = 0; i < n; ++i) kiln_ref_store(dt, p, i, uniform());
+    return p;
+}
+
+static kiln_tensor tensor(void *data, kiln_dtype dt, int rank, const int64_t *shape)
+{
+    kiln_tensor t;
+    kiln_tensor_contiguous(&t, data, dt, rank, shape);
+    return t;
+}
+
+typedef struct attn_case {
+    const char *name;
+    kiln_attn_mode mode;
+    int prefill; /* paged: q packed with cu_seqlens_q */
+    kiln_dtype dtype;
+    int64_t batch, hq, hkv, d;
+    int64_t sq, sk;     /* fixed and paged decode */
+    const int *qlens;   /* varlen / prefill, batch entries */
+    const int *klens;   /* varlen / paged */
+    int causal, wl, wr;
+    float softcap;
+    int alibi, splits, lse, permuted;
+    int64_t page_size;
+} attn_case;
+
+static int32_t *cumsum(const int *lens, int64_t batch, int64_t *total)
+{
+    int32_t *cu = malloc(sizeof(int32_t) * (size_t)(batch + 1));
+    cu[0] = 0;
+    for (int64_t b = 0; b < batch; ++b) cu[b + 1] = cu[b] + lens[b];
+    *total = cu[batch];
+    return cu;
+}
+
+static int launch(const kiln_gpu_variant *v, const kiln_attn_args *a, int combine)
+{
+    const kiln_emulated_kernel *k = kiln_emulated_find(v);
+    unsigned grid[3], block[3];
+    if (!k) return -1;
+    if ((combine ? kiln_gpu_combine_grid(a, grid, block) : kiln_gpu_attn_grid(a, grid, block)) !=
+        KILN_OK)
+        return -1;
+    return kiln_emulated_launch(k, a, grid, block);
+}
+
+static void run_attn(const attn_case *c)
+{
+    const kiln_dtype dt = c->dtype;
+    const int64_t B = c->batch, HQ = c->hq, HK = c->hkv, D = c->d;
+    int64_t total_q = 0, total_k = 0, max_q = c->sq, max_k = c->sk;
+    int32_t *cu_q = NULL, *cu_k = NULL, *bt = NULL, *seqk = NULL;
+    kiln_tensor q, k, v, out, lse, tcu_q, tcu_k, tbt, tseqk;
+    void *qd, *kd, *vd, *od;
+    float *ld = NULL, *slopes = NULL;
+    int64_t max_pages = 0;
+    kiln_attention_params prm;
+    kiln_attn_problem p;
+
+    check_case("attention %s", c->name);
+    kiln_attention_params_init(&prm);
+    prm.causal = c->causal;
+    prm.window_left = c->wl;
+    prm.window_right = c->wr;
+    prm.softcap = c->softcap;
+    prm.num_splits = c->splits;
+
+    if (c->qlens) {
+        cu_q = cumsum(c->qlens, B, &total_q);
+        max_q = 0;
+        for (int64_t b = 0; b < B; ++b) max_q = c->qlens[b] > max_q ? c->qlens[b] : max_q;
+    }
+    if (c->mode == KILN_MODE_VARLEN) {
+        cu_k = cumsum(c->klens, B, &total_k);
+        max_k = 0;
+        for (int64_t b = 0; b < B; ++b) max_k = c->klens[b] > max_k ? c->klens[b] : max_k;
+    }
+
+    /* q / out / lse */
+    if (cu_q) {
+        int64_t s[3] = {total_q, HQ, D}, ls[2] = {HQ, total_q}, cs[1] = {B + 1};
+        qd = fill(dt, total_q * HQ * D);
+        od = fill(dt, total_q * HQ * D);
+        ld = calloc((size_t)(HQ * total_q + 1), sizeof(float));
+        q = tensor(qd, dt, 3, s);
+        out = tensor(od, dt, 3, s);
+        lse = tensor(ld, KILN_F32, 2, ls);
+        tcu_q = tensor(cu_q, KILN_I32, 1, cs);
+    } else {
+        int64_t s[4] = {B, c->sq, HQ, D}, ls[3] = {B, HQ, c->sq};
+        qd = fill(dt, B * c->sq * HQ * D);
+        od = fill(dt, B * c->sq * HQ * D);
+        ld = calloc((size_t)(B * HQ * c->sq + 1), sizeof(float));
+        q = tensor(qd, dt, 4, s);
+        out = tensor(od, dt, 4, s);
+        lse = tensor(ld, KILN_F32, 3, ls);
+        if (c->permuted) { /* [B, H, S, D] storage viewed as [B, S, H, D] */
+            q.stride[1] = D;
+            q.stride[2] = c->sq * D;
+        }
+    }
+    /* k / v */
+    if (c->mode == KILN_MODE_PAGED) {
+        int64_t pages_total = 0;
+        max_k = 0;
+        for (int64_t b = 0; b < B; ++b) {
+            int64_t np = (c->klens[b] + c->page_size - 1) / c->page_size;
+            pages_total += np;
+            max_pages = np > max_pages ? np : max_pages;
+        }
+        if (max_pages == 0) max_pages = 1;
+        {
+            int64_t s[4] = {pages_total + 1, c->page_size, HK, D}, bs[2] = {B, max_pages},
+                    ss[1] = {B};
+            int64_t next = pages_total; /* pages handed out back to front: any order works */
+            kd = fill(dt, (pages_total + 1) * c->page_size * HK * D);
+            vd = fill(dt, (pages_total + 1) * c->page_size * HK * D);
+            k = tensor(kd, dt, 4, s);
+            v = tensor(vd, dt, 4, s);
+            bt = calloc((size_t)(B * max_pages), sizeof(int32_t));
+            seqk = malloc(sizeof(int32_t) * (size_t)B);
+            for (int64_t b = 0; b < B; ++b) {
+                seqk[b] = c->klens[b];
+                for (int64_t j = 0; j * c->page_size < c->klens[b]; ++j)
+                    bt[b * max_pages + j] = (int32_t)next--;
+            }
+            tbt = tensor(bt, KILN_I32, 2, bs);
+            tseqk = tensor(seqk, KILN_I32, 1, ss);
+            max_k = max_pages * c->page_size;
+        }
+    } else if (cu_k) {
+        int64_t s[3] = {total_k, HK, D}, cs[1] = {B + 1};
+        kd = fill(dt, total_k * HK * D);
+        vd = fill(dt, total_k * HK * D);
+        k = tensor(kd, dt, 3, s);
+        v = tensor(vd, dt, 3, s);
+        tcu_k = tensor(cu_k, KILN_I32, 1, cs);
+    } else {
+        int64_t s[4] = {B, c->sk, HK, D};
+        kd = fill(dt, B * c->sk * HK * D);
+        vd = fill(dt, B * c->sk * HK * D);
+        k = tensor(kd, dt, 4, s);
+        v = tensor(vd, dt, 4, s);
+    }
+    if (c->alibi) {
+        int64_t s[1] = {HQ};
+        slopes = malloc(sizeof(float) * (size_t)HQ);
+        for (int64_t h = 0; h < HQ; ++h) slopes[h] = 0.5f / (float)(h + 1);
+        prm.alibi_slopes = tensor(slopes, KILN_F32, 1, s);
+    }
+
+    kiln_ref_attn_problem(&p, c->mode, &q, &k, &v, cu_q ? &tcu_q : NULL,
+                          cu_k ? &tcu_k : NULL, bt ? &tbt : NULL, seqk ? &tseqk : NULL, max_q,
+                          max_k, &out, c->lse ? &lse : NULL, &prm);
+    p.num_splits = c->splits;
+
+    {
+        kiln_gpu_variant var, comb;
+        kiln_attn_args a;
+        const int64_t rows = p.rows_q;
+        double *ref_o = calloc((size_t)(rows * HQ * D + 1), sizeof(double));
+        double *ref_l = calloc((size_t)(rows * HQ + 1), sizeof(double));
+        void *ws = NULL;
+        const double tol = dt == KILN_BF16 ? 1e-2 : 2e-3;
+        if (c->splits > 1)
+            ws = malloc(kiln_split_workspace_bytes(c->splits, rows, HQ, D));
+        CHECK_OK(kiln_gpu_variant_for_attn(&p, &var));
+        kiln_gpu_attn_args(&a, &p, c->splits, ws);
+        CHECK_EQ(launch(&var, &a, 0), 0);
+        if (c->splits > 1) {
+            CHECK_OK(kiln_gpu_variant_for_combine(dt, D, &comb));
+            CHECK_EQ(launch(&comb, &a, 1), 0);
+        }
+        CHECK_OK(kiln_ref_attention(&p, ref_o, ref_l));
+
+        long bad = 0;
+        for (int64_t b = 0; b < B; ++b) {
+            const int64_t sq = kiln_ref_seqlen_q(&p, b), r0 = kiln_ref_row0(&p, b);
+            const int64_t qo = cu_q ? cu_q[b] * p.o_stride_row : b * p.o_stride_batch;
+            const int64_t lo = cu_q ? cu_q[b] * p.lse_stride_row : b * p.lse_stride_batch;
+            for (int64_t i = 0; i < sq; ++i)
+                for (int64_t h = 0; h < HQ; ++h) {
+                    const int64_t r = (r0 + i) * HQ + h;
+                    for (int64_t d = 0; d < D && bad < 5; ++d) {
+                        double got = kiln_ref_load(dt, od, qo + i * p.o_stride_row +
+                                                               h * p.o_stride_head + d);
+                        double want = ref_o[r * D + d];
+                        if (!(fabs(got - want) <= tol)) {
+                            ++bad;
+                            check_fail_(__FILE__, __LINE__,
+                                        "out[b=%lld i=%lld h=%lld d=%lld] %.6f vs %.6f",
+                                        (long long)b, (long long)i, (long long)h, (long long)d,
+                                        got, want);
+                        }
+                    }
+                    if (c->lse && bad < 5) {
+                        double got = ld[lo + h * p.lse_stride_head + i * p.lse_stride_row];
+                        double want = ref_l[r];
+                        int ok = isinf(want) ? isinf(got) && got < 0
+                                             : fabs(got - want) <= 1e-4 * (1 + fabs(want));
+                        if (!ok) {
+                            ++bad;
+                            check_fail_(__FILE__, __LINE__,
+                                        "lse[b=%lld i=%lld h=%lld] %.6f vs %.6f", (long long)b,
+                                        (long long)i, (long long)h, got, want);
+                        }
+                    }
+                }
+        }
+        check_state_.checks++;
+        check_note_ran();
+        free(ref_o);
+        free(ref_l);
+        free(ws);
+    }
+    free(qd), free(kd), free(vd), free(od), free(ld), free(slopes);
+    free(cu_q), free(cu_k), free(bt), free(seqk);
+}
+
+static void run_act(kiln_activation act, kiln_dtype dt, int64_t rows, int64_t d)
+{
+    /* x [2, rows / 2, 2d] with a padded middle stride, out [2, rows / 2, d] contiguous. */
+    const int64_t r0 = 2, r1 = rows / 2, pad = 8;
+    int64_t xs[3] = {r0, r1, 2 * d + pad}, os[3] = {r0, r1, d};
+    void *xd = fill(dt, r0 * r1 * (2 * d + pad));
+    void *od = fill(dt, r0 * r1 * d);
+    double *ref = calloc((size_t)(r0 * r1 * d), sizeof(double));
+    kiln_tensor x = tensor(xd, dt, 3, xs), out = tensor(od, dt, 3, os);
+    kiln_act_problem p;
+    kiln_gpu_variant var;
+    kiln_act_args a;
+    unsigned grid[3], block[3];
+    const double tol = dt == KILN_BF16 ? 1e-2 : dt == KILN_F16 ? 2e-3 : 1e-5;
+    long bad = 0;
+
+    check_case("activation %d %s rows %lld d %lld", (int)act, kiln_dtype_name(dt),
+               (long long)rows, (long long)d);
+    for (int64_t i = 0; i < r0 * r1 * (2 * d + pad); ++i) /* reach the saturating ranges */
+        kiln_ref_store(dt, xd, i, 6.0 * kiln_ref_load(dt, xd, i));
+    x.shape[2] = 2 * d; /* the padding is outside the view */
+    kiln_ref_act_problem(&p, act, &x, &out);
+    CHECK_OK(kiln_gpu_variant_for_act(act, dt, &var));
+    kiln_gpu_act_args(&a, &p);
+    CHECK_OK(kiln_gpu_act_grid(&a, grid, block));
+    {
+        const kiln_emulated_kernel *k = kiln_emulated_find(&var);
+        CHECK(k != NULL);
+        if (k) CHECK_EQ(kiln_emulated_launch(k, &a, grid, block), 0);
+    }
+    kiln_ref_act_and_mul(&p, ref);
+    for (int64_t i = 0; i < r0 * r1 && bad < 5; ++i)
+        for (int64_t c = 0; c < d && bad < 5; ++c) {
+            double got = kiln_ref_load(dt, od, i * d + c), want = ref[i * d + c];
+            if (!(fabs(got - want) <= tol * (1 + fabs(want)))) {
+                ++bad;
+                check_fail_(__FILE__, __LINE__, "out[%lld, %lld] %.7f vs %.7f", (long long)i,
+                            (long long)c, got, want);
+            }
+        }
+    check_state_.checks++;
+    check_note_ran();
+    free(xd), free(od), free(ref);
+}
+
+int main(void)
+{
+    static const int q4[] = {5, 0, 37, 16}, k4[] = {40, 7, 0, 70};
+    static const int q3[] = {3, 1, 20}, k3[] = {100, 33, 20};
+    static const int ones[] = {1, 1, 1}, kd[] = {130, 17, 64};
+    const attn_case cases[] = {
+        /* name                mode            pf dtype      B HQ HK  D   sq  sk  ql  kl  ca  wl  wr  cap alibi spl lse perm page */
+        {"fixed full d64",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 33, 45, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0},
+        {"fixed causal q>k",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 72, 40, 19, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
+        {"fixed causal d8",    KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 8, 17, 50, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
+        {"fixed window perm",  KILN_MODE_FIXED, 0, KILN_F16, 1, 3, 3, 128, 24, 70, 0, 0, 0, 9, 4, 0, 0, 1, 1, 1, 0},
+        {"fixed softcap alibi",KILN_MODE_FIXED, 0, KILN_BF16, 1, 4, 1, 136, 18, 35, 0, 0, 1, -1, 0, 5.0f, 1, 1, 1, 0, 0},
+        {"fixed d256 split",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 256, 20, 90, 0, 0, 0, -1, -1, 0, 0, 3, 1, 0, 0},
+        {"fixed causal split", KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 64, 9, 100, 0, 0, 1, 20, 0, 0, 0, 4, 1, 0, 0},
+        {"fixed sk=0",         KILN_MODE_FIXED, 0, KILN_F16, 1, 1, 1, 32, 5, 0, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0},
+        {"varlen causal",      KILN_MODE_VARLEN, 0, KILN_BF16, 4, 4, 2, 64, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 0},
+        {"varlen full split",  KILN_MODE_VARLEN, 0, KILN_F16, 4, 2, 2, 96, 0, 0, q4, k4, 0, -1, -1, 0, 0, 3, 1, 0, 0},
+        {"varlen window",      KILN_MODE_VARLEN, 0, KILN_BF16, 3, 6, 3, 40, 0, 0, q3, k3, 0, 12, 3, 2.5f, 1, 2, 1, 0, 0},
+        {"paged decode",       KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 128, 1, 0, 0, kd, 0, -1, -1, 0, 0, 1, 1, 0, 16},
+        {"paged decode split", KILN_MODE_PAGED, 0, KILN_F16, 3, 4, 4, 64, 2, 0, 0, kd, 1, -1, 0, 0, 0, 5, 1, 0, 8},
+        {"paged decode 1tok",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 2, 1, 256, 0, 0, ones, kd, 1, -1, 0, 0, 1, 3, 1, 0, 32},
+        {"batch prefill",      KILN_MODE_PAGED, 1, KILN_F16, 3, 4, 2, 64, 0, 0, q3, k3, 1, -1, 0, 0, 0, 1, 1, 0, 16},
+        {"batch prefill split",KILN_MODE_PAGED, 1, KILN_BF16, 4, 2, 1, 48, 0, 0, q4, k4, 0, 30, 2, 0, 0, 2, 1, 0, 4},
+        {"no lse",             KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 2, 64, 16, 16, 0, 0, 1, -1, 0, 0, 0, 1, 0, 0, 0},
+    };
+    size_t count, n;
+    const kiln_target *t = kiln_targets(&count);
+    kiln_gpu_variant *all;
+
+    check_case("every variant has an emulated build");
+    n = kiln_gpu_variant_list(t, NULL, 0);
+    all = malloc(n * sizeof *all);
+    kiln_gpu_variant_list(t, all, n);
+    for (size_t i = 0; i < n; ++i) {
+        char key[128];
+        kiln_gpu_variant_key(&all[i], key, sizeof key);
+        if (!kiln_emulated_find(&all[i])) check_fail_(__FILE__, __LINE__, "no emulation of %s", key);
+        check_state_.checks++;
+    }
+    free(all);
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        attn_case c = cases[i];
+        if (c.mode == KILN_MODE_PAGED && !c.prefill && c.qlens) { /* decode over 1 token each */
+            c.qlens = NULL;
+            c.sq = 1;
+        }
+        run_attn(&c);
+    }
+    for (int act = 0; act < 3; ++act)
+        for (int dt = 0; dt < 3; ++dt) run_act((kiln_activation)act, (kiln_dtype)dt, 6, 300);
+    return check_finish("test_kernel_emulation");
+}
