@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
+import traceback
 
 import torch
 import torch.nn.functional as F
@@ -34,6 +35,28 @@ import torch.nn.functional as F
 import kiln
 
 SDPA_BACKENDS = ["flash", "cudnn", "efficient", "math"]
+
+
+class _HostEvent:
+    """torch.cuda.Event's interface over the host clock, for --dry-run on a CPU."""
+
+    def __init__(self, enable_timing=True):
+        self.t = None
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return (other.t - self.t) * 1e3
+
+
+# --dry-run swaps these for the CPU, so the whole script can be checked without a GPU.
+DEV = "cuda"
+sync = torch.cuda.synchronize
+Event = torch.cuda.Event
 
 
 def sdpa_backend_enum(name):
@@ -65,7 +88,10 @@ class _Null:
 
 
 def sdpa_contenders(q, k, v, causal=False, gqa=False, names=SDPA_BACKENDS):
-    from torch.nn.attention import sdpa_kernel
+    try:
+        from torch.nn.attention import sdpa_kernel
+    except ImportError as exc:  # a PyTorch older than 2.3
+        return [_unavailable(f"sdpa_{n}", str(exc)) for n in names]
     out = []
     for name in names:
         backend = sdpa_backend_enum(name)
@@ -79,15 +105,21 @@ def sdpa_contenders(q, k, v, causal=False, gqa=False, names=SDPA_BACKENDS):
     return out
 
 
+def _unavailable(name, reason):
+    def fn():
+        raise RuntimeError(reason)
+    return Contender(name, fn)
+
+
 def runs(c):
     """Runs c once under its context; returns (output, None) or (None, reason)."""
     try:
         with c.context():
             o = c()
-        torch.cuda.synchronize()
+        sync()
         return o, None
     except Exception as exc:  # an SDPA backend that cannot take this shape, for one
-        torch.cuda.synchronize()
+        sync()
         return None, f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
 
 
@@ -116,11 +148,10 @@ def time_wall(contenders, warmup, calls, rounds):
         with c.context():
             for _ in range(warmup):
                 c()
-                torch.cuda.synchronize()
+                sync()
     samples = {c.name: [] for c in contenders}
     per_round = {c.name: [] for c in contenders}
     base, extra = divmod(calls, rounds)
-    sync = torch.cuda.synchronize
     clock = time.perf_counter
     for r in range(rounds):
         n = base + (1 if r < extra else 0)
@@ -152,7 +183,7 @@ def kiln_attention_contender(q, k, v, causal=False, name="kiln"):
 
 def suite_reference(args, meta):
     b, h, d = 1, 16, 64
-    dev = torch.device("cuda")
+    dev = torch.device(DEV)
     results = []
     for s in args.seqlens:
         g = torch.Generator(device=dev).manual_seed(s)
@@ -253,8 +284,8 @@ def time_events(fn, target_s=0.05, repeats=5):
     """Seconds per call: events around back-to-back calls, count sized to ~target_s, median
     over repeats. The first call (JIT compile, plan) is outside the timing."""
     fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    sync()
+    start, end = Event(enable_timing=True), Event(enable_timing=True)
     start.record()
     fn()
     end.record()
@@ -289,13 +320,12 @@ def timed(name, c, row, measure):
 
 
 def suite_prefill(args, meta):
-    dev = torch.device("cuda")
+    dev = torch.device(DEV)
     results = []
-    seqlens = [1024, 4096, 16384] if not args.quick else [1024, 4096]
     for d in (64, 128):
         h = 2048 // d
-        for s in seqlens:
-            b = 32768 // s
+        for s in args.prefill_seqlens:
+            b = max(1, args.prefill_tokens // s)
             for causal in (False, True):
                 g = torch.Generator(device=dev).manual_seed(s + d)
                 q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16,
@@ -325,17 +355,17 @@ def suite_prefill(args, meta):
                 results.append(row)
                 print("prefill D={D} S={S} B={B} H={H} {c}: ".format(
                     c="causal" if causal else "full", **row) + "  ".join(
-                    f"{n} {e['tflops']:.0f}" if "tflops" in e else f"{n} n/a"
+                    f"{n} {e['tflops']:.1f}" if "tflops" in e else f"{n} n/a"
                     for n, e in row["contenders"].items()) + " TFLOP/s", flush=True)
     return {"suite": "prefill", "timing": "CUDA events over back-to-back calls, median of 5",
             "flops": "4*B*H*S*S*D, halved for causal", "meta": meta, "results": results}
 
 
 def suite_decode(args, meta):
-    dev = torch.device("cuda")
-    b, hq, hkv, d = 64, 32, 8, 128
+    dev = torch.device(DEV)
+    b, hq, hkv, d = args.decode_batch, 32, 8, 128
     results = []
-    for L in ([4096, 32768] if not args.quick else [4096]):
+    for L in args.decode_lens:
         g = torch.Generator(device=dev).manual_seed(L)
         q = torch.randn(b, hq, 1, d, device=dev, dtype=torch.bfloat16, generator=g)
         k = torch.randn(b, hkv, L, d, device=dev, dtype=torch.bfloat16, generator=g)
@@ -368,8 +398,8 @@ def suite_decode(args, meta):
             if o is not None:
                 outs[name] = o.transpose(1, 2)
             del kc, vc
-        ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
-                         if n in outs), None)
+        ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient",
+                                     "kiln_dense") if n in outs), None)
         for name, e in row["contenders"].items():
             if "median_s" in e:
                 e["tb_per_s"] = kv_bytes / e["median_s"] / 1e12
@@ -387,8 +417,8 @@ def suite_decode(args, meta):
 
 
 def suite_activation(args, meta):
-    dev = torch.device("cuda")
-    rows, d = 8192, 14336
+    dev = torch.device(DEV)
+    rows, d = args.act_shape
     g = torch.Generator(device=dev).manual_seed(5)
     x = torch.randn(rows, 2 * d, device=dev, dtype=torch.bfloat16, generator=g)
     out = torch.empty(rows, d, device=dev, dtype=torch.bfloat16)
@@ -426,6 +456,11 @@ def suite_activation(args, meta):
 
 
 def machine_meta():
+    if DEV == "cpu":
+        return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"), "gpu": "cpu-dry-run", "torch": torch.__version__,
+            "kiln_version": kiln.library_version(), "driver": None, "cuda": None,
+            "command": " ".join([os.path.basename(sys.executable)] + sys.argv)}
     props = torch.cuda.get_device_properties(0)
     driver = None
     try:
@@ -527,9 +562,25 @@ def main():
     ap.add_argument("--calls", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer shapes, for a smoke test")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="run every suite on the CPU at toy sizes: checks the script, "
+                         "measures nothing meaningful")
     args = ap.parse_args()
     args.seqlens = [int(s) for s in args.seqlens.split(",")]
-    if not torch.cuda.is_available():
+    args.prefill_seqlens, args.prefill_tokens = [1024, 4096, 16384], 32768
+    args.decode_batch, args.decode_lens = 64, [4096, 32768]
+    args.act_shape = (8192, 14336)
+    if args.quick:
+        args.prefill_seqlens, args.decode_lens = [1024, 4096], [4096]
+    if args.dry_run:
+        global DEV, sync, Event
+        DEV, sync, Event = "cpu", (lambda: None), _HostEvent
+        args.seqlens = [16, 48]
+        args.warmup, args.calls, args.rounds = 2, 7, 3
+        args.prefill_seqlens, args.prefill_tokens = [64, 128], 256
+        args.decode_batch, args.decode_lens = 2, [256]
+        args.act_shape = (64, 256)
+    elif not torch.cuda.is_available():
         sys.exit("no CUDA device visible to torch")
     os.makedirs(args.out, exist_ok=True)
     meta = machine_meta()
@@ -548,7 +599,7 @@ def main():
             report = fn(args, meta)
         except Exception as exc:  # one broken suite must not lose the others' results
             print(f"{name} failed: {type(exc).__name__}: {exc}", flush=True)
-            torch.cuda.synchronize()
+            traceback.print_exc()
             continue
         path = os.path.join(args.out, f"{name}_{stem}.json")
         with open(path, "w") as f:
@@ -563,7 +614,8 @@ def main():
                           reference_table(report))
         else:
             tables.append(throughput_table(report))
-        torch.cuda.empty_cache()
+        if DEV == "cuda":
+            torch.cuda.empty_cache()
     print("\n" + "\n\n".join(tables))
 
 
