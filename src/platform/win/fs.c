@@ -179,7 +179,8 @@ int kiln_fs_write_atomic(const char *path, const void *data, size_t len, char *e
         snprintf(tmp, n + 64, "%s.tmp%lu.%ld", path, (unsigned long)GetCurrentProcessId(),
                  (long)InterlockedIncrement(&counter));
         free(wtmp);
-        if (!(wtmp = kiln_win_path(tmp))) break;
+        wtmp = kiln_win_path(tmp);
+        if (!wtmp) break;
         h = CreateFileW(wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
         code = GetLastError();
         if (h == INVALID_HANDLE_VALUE && code != ERROR_FILE_EXISTS) break;

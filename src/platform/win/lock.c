@@ -178,7 +178,9 @@ int kiln_lock_acquire(const char *path, unsigned timeout_ms, kiln_lock **out, ch
     }
     *out = NULL;
     n = strlen(path);
-    if (!(lock = malloc(sizeof *lock)) || !(lock->path = malloc(n + 1))) {
+    lock = malloc(sizeof *lock);
+    if (lock) lock->path = malloc(n + 1);
+    if (!lock || !lock->path) {
         free(lock);
         if (errcap) snprintf(err, errcap, "out of memory");
         return -1;

@@ -65,10 +65,12 @@ static wchar_t *command_line(const char *const *argv)
     wchar_t *line = NULL;
     if (!wide) return NULL;
     for (size_t i = 0; i < count; i++) {
-        if (!(wide[i] = kiln_win_wide(argv[i]))) goto done;
+        wide[i] = kiln_win_wide(argv[i]);
+        if (!wide[i]) goto done;
         total += quote_arg(NULL, wide[i]) + 1;
     }
-    if (!(line = malloc(total * sizeof *line))) goto done;
+    line = malloc(total * sizeof *line);
+    if (!line) goto done;
     size_t n = 0;
     for (size_t i = 0; i < count; i++) {
         if (i) line[n++] = L' ';
@@ -91,7 +93,9 @@ kiln_child *kiln_process_spawn(const char *const *argv, char *err, size_t errcap
         if (errcap) snprintf(err, errcap, "no program to run");
         return NULL;
     }
-    if (!(line = command_line(argv)) || !(c = calloc(1, sizeof *c))) {
+    line = command_line(argv);
+    c = line ? calloc(1, sizeof *c) : NULL;
+    if (!c) {
         free(line);
         if (errcap) snprintf(err, errcap, "cannot run '%s': bad argument or out of memory",
                              argv[0]);
@@ -215,14 +219,16 @@ char **kiln_process_utf8_args(int argc, char **argv)
     size_t name_len = (size_t)(name_end - p) - (*p == L'"');
     memcpy(buf, p + (*p == L'"'), name_len * sizeof *buf);
     buf[name_len] = 0;
-    if (!(args[0] = kiln_win_utf8(buf))) goto fail;
+    args[0] = kiln_win_utf8(buf);
+    if (!args[0]) goto fail;
     size_t i = 1;
     for (const wchar_t *q = *name_end == L'"' ? name_end + 1 : name_end;;) {
         while (*q == L' ' || *q == L'\t') q++;
         if (!*q) break;
         q = next_arg(q, buf, &len);
         buf[len] = 0;
-        if (!(args[i++] = kiln_win_utf8(buf))) goto fail;
+        args[i] = kiln_win_utf8(buf);
+        if (!args[i++]) goto fail;
     }
     free(buf);
     cached = args;

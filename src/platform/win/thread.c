@@ -30,8 +30,8 @@ static unsigned __stdcall thread_main(void *p)
 
 kiln_thread *kiln_thread_start(void (*fn)(void *), void *arg)
 {
-    kiln_thread *t;
-    if (!fn || !(t = malloc(sizeof *t))) return NULL;
+    kiln_thread *t = fn ? malloc(sizeof *t) : NULL;
+    if (!t) return NULL;
     t->fn = fn;
     t->arg = arg;
     t->handle = (HANDLE)_beginthreadex(NULL, 0, thread_main, t, 0, NULL);
