@@ -125,8 +125,10 @@ static void test_hit_and_keys(const char *base)
 
 static kiln_child *spawn_worker(const char *counter, const char *out, const char *ms)
 {
-    const char *argv[] = {worker, counter, out, ms, "-DKILN_DTYPE=2", NULL};
+    const char *argv[] = {worker, ms, "-DKILN_DTYPE=2", NULL};
     char err[1024] = "";
+    kiln_env_set("CACHE_WORKER_COUNTER_DIR", counter);
+    kiln_env_set("CACHE_WORKER_OUT", out);
     kiln_child *c = kiln_process_spawn(argv, err, sizeof err);
     if (!c) fprintf(stderr, "  spawn %s: %s\n", worker, err);
     return c;
@@ -353,8 +355,9 @@ int main(int argc, char **argv)
 {
     char base[1024], dir[1300];
     base_dir(base, sizeof base, argc > 0 ? argv[0] : NULL);
-    snprintf(dir, sizeof dir, "%s%cscratch cache ü-%llu", base, kiln_fs_sep(),
-             (unsigned long long)kiln_process_id());
+    /* Process ids repeat (Wine's soon), so the clock makes the folder new. */
+    snprintf(dir, sizeof dir, "%s%cscratch cache ü-%lu-%lu", base, kiln_fs_sep(),
+             (unsigned long)kiln_process_id(), (unsigned long)(kiln_time_ns() % 1000000007u));
     if (kiln_fs_mkdirs(dir) != 0) {
         fprintf(stderr, "cannot create %s\n", dir);
         return 1;

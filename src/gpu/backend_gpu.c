@@ -51,10 +51,9 @@ static kiln_status compile_cb(void *user, void **image, size_t *len)
     return j->drv->compile(j->source, j->file, j->arch, j->options, j->num_options, image, len);
 }
 
-/* The code object of variant v for target: from the cache, else compiled (NVRTC/hipRTC). */
-static kiln_status variant_image(const kiln_gpu_driver *drv, const char *target,
-                                 const char *compiler_version, const kiln_gpu_variant *v,
-                                 void **image, size_t *len, kiln_cache_origin *origin)
+kiln_status kiln_gpu_variant_image(const kiln_gpu_driver *drv, const char *target,
+                                   const char *compiler_version, const kiln_gpu_variant *v,
+                                   void **image, size_t *len, kiln_cache_origin *origin)
 {
     kiln_gpu_defines defs;
     char key[128], options[256] = "";
@@ -99,7 +98,7 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn
 
     void *image = NULL, *module = NULL, *f = NULL;
     size_t len = 0;
-    KILN_FORWARD(variant_image(s->drv, s->info.target, s->info.compiler_version, v, &image,
+    KILN_FORWARD(kiln_gpu_variant_image(s->drv, s->info.target, s->info.compiler_version, v, &image,
                                &len, NULL));
     kiln_status st = s->drv->module_load(s->dev, image, len, &module);
     free(image);
@@ -202,7 +201,8 @@ static kiln_status workspace_for(gpu_state *s, size_t bytes, void **ws)
         s->workspace = s->drv->mem_alloc(s->dev, bytes);
         s->workspace_bytes = s->workspace ? bytes : 0;
         KILN_FAIL_IF(!s->workspace, KILN_OUT_OF_MEMORY,
-                     "cannot allocate %zu bytes of split-KV workspace on %s device %d", bytes,
+                     "cannot allocate %lu MiB of split-KV workspace on %s device %d",
+                     (unsigned long)(bytes >> 20),
                      s->drv->name, s->info.ordinal);
     }
     *ws = s->workspace;
@@ -381,7 +381,7 @@ kiln_status kiln_cache_warm(kiln_backend backend, int device, const char *target
         size_t len = 0;
         kiln_cache_origin origin = KILN_CACHE_MEMORY;
         uint64_t t0 = kiln_time_ns();
-        st = variant_image(drv, target, version, &all[i], &image, &len, &origin);
+        st = kiln_gpu_variant_image(drv, target, version, &all[i], &image, &len, &origin);
         free(image);
         if (st == KILN_OK && progress) {
             char key[128];

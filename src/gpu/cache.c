@@ -65,6 +65,14 @@ static uint64_t get_u64(const unsigned char *p)
     return v;
 }
 
+/* printf's 64-bit formats differ between C runtimes (MinGW's msvcrt), so hex is spelled out. */
+static void hex64(char out[17], uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, v >>= 4) out[i] = digits[v & 15];
+    out[16] = '\0';
+}
+
 static int path_join(char *buf, size_t cap, const char *dir, const char *name)
 {
     int n = snprintf(buf, cap, "%s%c%s", dir, kiln_fs_sep(), name);
@@ -88,17 +96,18 @@ int kiln_cache_dir(char *buf, size_t cap)
 /* The key in plain text: stored in the entry (checked on every read, shown by `ls`). */
 static char *key_text(const kiln_cache_key *key)
 {
-    uint64_t src = hash64(key->source, key->source_len);
+    char src[17];
+    hex64(src, hash64(key->source, key->source_len));
     const char *opts = key->options ? key->options : "";
     size_t cap = strlen(key->target) + strlen(key->compiler) + strlen(key->compiler_version) +
                  strlen(key->variant) + strlen(opts) + 256;
     char *text = malloc(cap);
     if (!text) return NULL;
     snprintf(text, cap,
-             "format=%d\nkiln=%s\ntarget=%s\ncompiler=%s %s\nvariant=%s\nsource=%016llx:%zu\n"
+             "format=%d\nkiln=%s\ntarget=%s\ncompiler=%s %s\nvariant=%s\nsource=%s:%lu\n"
              "options=%s\n",
              KILN_CACHE_FORMAT, KILN_VERSION_STRING, key->target, key->compiler,
-             key->compiler_version, key->variant, (unsigned long long)src, key->source_len,
+             key->compiler_version, key->variant, src, (unsigned long)key->source_len,
              opts);
     return text;
 }
@@ -118,12 +127,12 @@ static void sanitize(char *dst, size_t cap, const char *src)
 
 static int entry_path_for(const kiln_cache_key *key, const char *text, char *buf, size_t cap)
 {
-    char dir[1024], name[400], target[40], variant[160];
+    char dir[1024], name[400], target[40], variant[160], hash[17];
     if (kiln_cache_dir(dir, sizeof dir) != 0) return -1;
     sanitize(target, sizeof target, key->target);
     sanitize(variant, sizeof variant, key->variant);
-    snprintf(name, sizeof name, "%s.%s.%016llx" ENTRY_SUFFIX, target, variant,
-             (unsigned long long)hash64(text, strlen(text)));
+    hex64(hash, hash64(text, strlen(text)));
+    snprintf(name, sizeof name, "%s.%s.%s" ENTRY_SUFFIX, target, variant, hash);
     return path_join(buf, cap, dir, name);
 }
 

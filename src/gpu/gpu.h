@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache.h"
 #include "kiln.h"
 
 /* What the driver says about one device, for dispatch and for kiln_info_json(). */
@@ -98,6 +99,15 @@ const kiln_gpu_driver *kiln_hip_driver(void);
  * none (kiln_last_error() then says why). With target non-NULL, device 0's target name is
  * written there. Used by backend choice (src/core/backend_choice.h) and kiln info. */
 int kiln_gpu_probe(kiln_backend kind, char *target, size_t cap);
+
+/* The code object of a variant for target, from the JIT cache or compiled with drv's
+ * runtime compiler (compiler_version as drv->compiler_version gives it). *image is
+ * malloc'd. No device is needed. Implemented in backend_gpu.c. */
+struct kiln_gpu_variant;
+kiln_status kiln_gpu_variant_image(const kiln_gpu_driver *drv, const char *target,
+                                   const char *compiler_version,
+                                   const struct kiln_gpu_variant *v, void **image,
+                                   size_t *len, kiln_cache_origin *origin);
 
 /* ---- shared helpers for the two drivers (gpu_load.c) ------------------------------- */
 

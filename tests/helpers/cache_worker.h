@@ -36,8 +36,8 @@ static kiln_status fake_compile(void *user, void **image, size_t *len)
     fake_compiler *fc = user;
     static unsigned serial;
     char path[1200], err[256];
-    snprintf(path, sizeof path, "%s%ccompile-%llu-%u", fc->counter_dir, kiln_fs_sep(),
-             (unsigned long long)kiln_process_id(), serial++);
+    snprintf(path, sizeof path, "%s%ccompile-%lu-%u", fc->counter_dir, kiln_fs_sep(),
+             (unsigned long)kiln_process_id(), serial++);
     kiln_fs_write_atomic(path, "1", 1, err, sizeof err);
     if (fc->sleep_ms) kiln_sleep_ms(fc->sleep_ms);
     unsigned char *p = malloc(FAKE_IMAGE_BYTES);
