@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kiln.h"
+#include "platform/platform.h"
 #include "tool.h"
 
 static const tool_cmd *const commands[] = {
@@ -49,6 +50,8 @@ static int unknown_command(const char *name) {
 }
 
 int main(int argc, char **argv) {
+    /* File names given to --out must reach the library as UTF-8 on Windows too. */
+    argv = kiln_process_utf8_args(argc, argv);
     if (argc < 2) {
         print_help(stderr);
         return TOOL_EXIT_USAGE;
