@@ -351,7 +351,7 @@ typedef struct tc_attn_case {
     int32_t lq[TC_MAX_BATCH];        /* VARLEN, PAGED prefill: query lengths */
     int32_t lk[TC_MAX_BATCH];        /* VARLEN, PAGED: key lengths */
     int64_t extra_rows;              /* VARLEN/prefill: packed rows after the last sequence */
-    int64_t max_q_slack;             /* added to the true max_seqlen_q / k passed */
+    int64_t max_q_slack;             /* added to the longest q and k lengths passed as bounds */
     int layout;                      /* enum tc_layout, for q, k, v and out */
     int causal, wl, wr;
     float softcap, scale;
@@ -673,9 +673,13 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
         alibi_host = alibi.host;
     }
     int64_t rows_q = packed_q ? total_q + c->extra_rows : B * max_lq;
+    /* Bounds passed to the call and to the workspace query alike. For a paged cache the key
+     * bound is the longest sequence in seqlens_k, as kiln_attention_workspace_size says. */
+    const int64_t mq = max_lq + (packed_q ? c->max_q_slack : 0);
+    const int64_t mk = max_lk + (c->mode == KILN_MODE_VARLEN ? c->max_q_slack : 0);
     if (c->caller_ws) {
         size_t need = 0;
-        CHECK_OK(kiln_attention_workspace_size(ctx, B, rows_q, max_lq, max_lk, c->hq, D,
+        CHECK_OK(kiln_attention_workspace_size(ctx, B, rows_q, mq, mk, c->hq, D,
                                                c->num_splits, &need));
         if (need > 0) {
             int64_t n = (int64_t)need;
@@ -689,7 +693,6 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
     for (size_t i = 0; i < sizeof ups / sizeof ups[0]; i++)
         if (ups[i]->dev.data) tc_upload(ups[i]);
 
-    const int64_t mq = max_lq + c->max_q_slack, mk = max_lk + c->max_q_slack;
     kiln_status st = KILN_INTERNAL;
     if (c->mode == KILN_MODE_FIXED)
         st = kiln_attention_fwd(ctx, &q.dev, &k.dev, &v.dev, &out.dev, c->lse ? &lse.dev : NULL,

@@ -46,6 +46,12 @@ static void body(tc_env *env) {
         p.page_size = 16, p.shuffle = 1;
         p.seed = 320;
         each_split(env, p);
+        /* Short sequences in a roomy table: the workspace is sized from the longest
+         * sequence in seqlens_k, as kiln_attention_workspace_size documents. */
+        tc_attn_case shortk = p;
+        shortk.batch = 2, shortk.lk[0] = 3, shortk.lk[1] = 5, shortk.page_size = 64;
+        shortk.seed = 325;
+        each_split(env, shortk);
         p.prefill = 1, p.lq[0] = 2, p.lq[1] = 0, p.lq[2] = 5, p.causal = 1, p.page_size = 64;
         p.alibi = 1, p.softcap = 10.0f;
         each_split(env, p);
