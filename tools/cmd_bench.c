@@ -84,7 +84,6 @@ static int run_items(kiln_context *ctx, const bench_shape *shape, bench_item *it
             if (want < AUTO_MIN_ITERS) want = AUTO_MIN_ITERS;
             if (want > AUTO_MAX_ITERS) want = AUTO_MAX_ITERS;
         }
-        if (want < rounds) want = rounds;
         items[i].times_us = malloc((size_t)want * sizeof(double));
         if (!items[i].times_us) {
             fprintf(stderr, "kiln bench: out of memory\n");
@@ -92,22 +91,18 @@ static int run_items(kiln_context *ctx, const bench_shape *shape, bench_item *it
         }
         items[i].ntimes = (int)want;
     }
-    /* Round r runs calls [n*r/rounds, n*(r+1)/rounds) of every sample, forwards in even
-     * rounds and backwards in odd ones. */
+    /* Round r makes calls [ntimes * r / rounds, ntimes * (r + 1) / rounds) of every
+     * sample, visiting the samples forwards in even rounds and backwards in odd ones. */
     for (int64_t r = 0; r < rounds; r++) {
         for (int k = 0; k < n; k++) {
             bench_item *it = &items[r % 2 ? n - 1 - k : k];
-            int64_t lo = (int64_t)it->ntimes * r / rounds, hi = (int64_t)it->ntimes * (r + 1) / rounds;
+            int64_t lo = it->ntimes * r / rounds, hi = it->ntimes * (r + 1) / rounds;
             for (int64_t c = lo; c < hi; c++)
                 if (timed_call(ctx, shape, it, &it->times_us[c])) return -1;
         }
     }
     for (int i = 0; i < n; i++) {
-        double *copy = malloc((size_t)items[i].ntimes * sizeof(double));
-        if (!copy) return -1;
-        memcpy(copy, items[i].times_us, (size_t)items[i].ntimes * sizeof(double));
-        tool_stats_compute(copy, items[i].ntimes, &items[i].stats);
-        free(copy);
+        tool_stats_compute(items[i].times_us, items[i].ntimes, &items[i].stats);
         if (bench_item_verify(ctx, shape, &items[i]))
             fprintf(stderr, "kiln bench: could not check sample %d against the reference\n", i);
     }
@@ -122,10 +117,14 @@ static int threads_in_use(int64_t threads_opt) {
 }
 
 static int run(const tool_cmd *self, int argc, char **argv) {
-    if (argc < 2 || argv[1][0] == '-') {
-        if (argc >= 2) tool_parse(self, 2, argv, NULL, NULL, 0); /* --help, or unknown */
-        tool_usage_error(self, "needs what to benchmark: attention or activation");
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(self->usage, stdout);
+        return TOOL_EXIT_OK;
     }
+    /* The options depend on what is benchmarked, so that comes first. */
+    if (argc < 2 || argv[1][0] == '-')
+        tool_usage_error(self, "the first argument names what to benchmark: attention or "
+                               "activation");
     bench_shape shape = {0};
     shape.kind = (bench_kind)tool_require_choice(self, "benchmark", argv[1], kinds);
 
@@ -159,10 +158,10 @@ static int run(const tool_cmd *self, int argc, char **argv) {
         {"dim", TOOL_OPT_INT, &dim, 1, (int64_t)1 << 32, NULL},
         {"act", TOOL_OPT_CHOICE_LIST, &act_list, 0, 0, acts},
     };
-    tool_opt opts[16] = {{0}};
-    size_t nopts = 0;
-    if (shape.kind == BENCH_ATTENTION) nopts = add_opts(opts, nopts, attention_only, ARRAY_LEN(attention_only));
-    else nopts = add_opts(opts, nopts, activation_only, ARRAY_LEN(activation_only));
+    tool_opt opts[ARRAY_LEN(common) + ARRAY_LEN(attention_only) + 1] = {{0}};
+    size_t nopts = shape.kind == BENCH_ATTENTION
+                       ? add_opts(opts, 0, attention_only, ARRAY_LEN(attention_only))
+                       : add_opts(opts, 0, activation_only, ARRAY_LEN(activation_only));
     add_opts(opts, nopts, common, ARRAY_LEN(common));
     tool_parse(self, argc - 1, argv + 1, opts, NULL, 0);
 
@@ -198,7 +197,12 @@ static int run(const tool_cmd *self, int argc, char **argv) {
     int n = 0, rc = TOOL_EXIT_OK;
     uint64_t seed = 0x6b696c6eull;
     const int per_dtype = shape.kind == BENCH_ATTENTION ? seqlens.n : act_list.n;
-    for (int d = 0; items && d < dtypes.n; d++)
+    if (!items) {
+        fprintf(stderr, "kiln bench: out of memory\n");
+        kiln_context_free(ctx);
+        return TOOL_EXIT_FAIL;
+    }
+    for (int d = 0; d < dtypes.n; d++)
         for (int s = 0; s < per_dtype; s++, n++) {
             bench_item *it = &items[n];
             it->kind = shape.kind;
@@ -210,11 +214,6 @@ static int run(const tool_cmd *self, int argc, char **argv) {
                 goto done;
             }
         }
-    if (!items) {
-        fprintf(stderr, "kiln bench: out of memory\n");
-        rc = TOOL_EXIT_FAIL;
-        goto done;
-    }
 
     bench_run run = {0};
     run.shape = shape;
@@ -225,7 +224,7 @@ static int run(const tool_cmd *self, int argc, char **argv) {
     run.rounds = rounds;
     run.argc = argc;
     run.argv = argv;
-    /* Measured before the samples, on an idle machine, with the threads the samples use. */
+    /* Measured once, before the samples, with as many threads as they use. */
     run.peak_gflops = run.backend == KILN_BACKEND_CPU && shape.kind == BENCH_ATTENTION
                           ? kiln_cpu_fma_peak_gflops(run.threads)
                           : 0.0;
@@ -237,7 +236,7 @@ static int run(const tool_cmd *self, int argc, char **argv) {
 
 done:
     /* Every slot, so a sample that failed half-way through its setup is freed too. */
-    for (int i = 0; items && i < MAX_ITEMS; i++) bench_item_free(ctx, &items[i]);
+    for (int i = 0; i < MAX_ITEMS; i++) bench_item_free(ctx, &items[i]);
     free(items);
     kiln_context_free(ctx);
     return rc;
