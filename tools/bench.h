@@ -28,6 +28,9 @@ typedef struct bench_item {
     double flops, bytes;    /* work of one call: FLOPs (attention) or bytes moved */
     tool_array in[3], out;  /* attention q, k, v; activation x */
     kiln_tensor tin[3], tout;
+    /* Activations of one dtype share one x and one out (the rows are large); only the
+     * first item owns them. */
+    const struct bench_item *borrowed_from;
 
     /* Results. */
     kiln_dispatch ran;
@@ -38,14 +41,16 @@ typedef struct bench_item {
     int verified;   /* 1 when max_err was measured */
 } bench_item;
 
-/* Allocates and fills the item's arrays for shape (kind, dtype, seqlen / act already set);
+/* Allocates and fills the item's arrays for shape (kind, dtype, seqlen / act already set),
+ * or, for an activation whose dtype an earlier item `prev` has, uses that item's arrays;
  * 0 on success, -1 with a message. */
 int bench_item_setup(kiln_context *ctx, const bench_shape *shape, bench_item *it,
-                     uint64_t *seed);
+                     const bench_item *prev, uint64_t *seed);
 /* One call of the op, not synchronised. */
 kiln_status bench_item_call(kiln_context *ctx, const bench_shape *shape, bench_item *it);
-/* Compares a slice of the last call's output with the fp64 reference (cheap even at large
- * sizes: a few rows of one head); sets max_err and verified. -1 when it could not run. */
+/* Runs the op once more and compares a slice of its output with the fp64 reference (cheap
+ * even at large sizes: a few rows of one head); sets max_err and verified. -1 when it could
+ * not run. */
 int bench_item_verify(kiln_context *ctx, const bench_shape *shape, bench_item *it);
 void bench_item_free(kiln_context *ctx, bench_item *it);
 

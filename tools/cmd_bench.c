@@ -209,7 +209,7 @@ static int run(const tool_cmd *self, int argc, char **argv) {
             it->dtype = tool_dtype_values[dtypes.v[d]];
             if (shape.kind == BENCH_ATTENTION) it->seqlen = seqlens.v[s];
             else it->act = act_values[act_list.v[s]];
-            if (bench_item_setup(ctx, &shape, it, &seed)) {
+            if (bench_item_setup(ctx, &shape, it, n ? &items[n - 1] : NULL, &seed)) {
                 rc = TOOL_EXIT_FAIL;
                 goto done;
             }
