@@ -31,11 +31,16 @@ KILN_KERNEL(KILN_ACT_THREADS) kiln_act_and_mul(kiln_act_args a)
     const kiln_i64 c = kiln_block_y() * KILN_ACT_THREADS + kiln_thread_x();
     if (r >= a.rows || c >= a.d) return;
     kiln_i64 rest = r, xo = 0, oo = 0;
-    for (kiln_i32 l = a.lead_rank - 1; l >= 0; --l) {
-        kiln_i64 digit = rest % a.lead_shape[l];
-        rest /= a.lead_shape[l];
-        xo += digit * a.x_stride[l];
-        oo += digit * a.o_stride[l];
+    /* Constant indices once unrolled: a runtime index into the argument arrays would copy
+     * them to local memory. */
+#pragma unroll
+    for (kiln_i32 l = 2; l >= 0; --l) {
+        if (l < a.lead_rank) {
+            kiln_i64 digit = rest % a.lead_shape[l];
+            rest /= a.lead_shape[l];
+            xo += digit * a.x_stride[l];
+            oo += digit * a.o_stride[l];
+        }
     }
     const kiln_elem *x = (const kiln_elem *)a.x;
     kiln_elem *o = (kiln_elem *)a.out;

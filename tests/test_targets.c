@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gpu/code_object.h"
 #include "gpu/kernel_source.h"
 #include "gpu/targets.h"
 #include "gpu/variants.h"
@@ -285,8 +286,63 @@ static void test_variants(void)
     }
 }
 
+/* The limits check of every AOT object (the gfx1201 story: 65,792 bytes of LDS where the
+ * hardware has 65,536). */
+static void test_resource_check(void)
+{
+    kiln_code_object_info info;
+    const kiln_target *rdna4 = kiln_target_find("gfx1201");
+    const kiln_target *hopper = kiln_target_find("sm_90");
+    const char *key = "attn_fwd.bf16.d256.causal.paged.generic";
+
+    check_case("resource check");
+    memset(&info, 0, sizeof info);
+    info.vendor = KILN_VENDOR_AMD;
+    info.registers = 128;
+    info.wave_size = 32;
+    info.max_threads = 128;
+    info.shared_bytes = 65536;
+    CHECK_OK(kiln_code_object_check(rdna4, key, 128, &info));
+    info.shared_bytes = 65792;
+    CHECK_STATUS(kiln_code_object_check(rdna4, key, 128, &info), KILN_COMPILE_ERROR);
+    CHECK_STR_CONTAINS(kiln_last_error(), key);
+    CHECK_STR_CONTAINS(kiln_last_error(), "gfx1201");
+    CHECK_STR_CONTAINS(kiln_last_error(), "65792");
+    CHECK_STR_CONTAINS(kiln_last_error(), "65536");
+    info.shared_bytes = 1024;
+    info.wave_size = 64;
+    CHECK_STATUS(kiln_code_object_check(rdna4, key, 128, &info), KILN_COMPILE_ERROR);
+    CHECK_STR_CONTAINS(kiln_last_error(), "wave64");
+    info.wave_size = 32;
+    info.registers = 300;
+    CHECK_STATUS(kiln_code_object_check(rdna4, key, 128, &info), KILN_COMPILE_ERROR);
+    info.registers = 64;
+    CHECK_STATUS(kiln_code_object_check(rdna4, key, 256, &info), KILN_COMPILE_ERROR);
+    CHECK_STATUS(kiln_code_object_check(hopper, key, 128, &info), KILN_COMPILE_ERROR);
+
+    info.vendor = KILN_VENDOR_NVIDIA;
+    info.max_threads = 0;
+    info.shared_bytes = 49152;
+    CHECK_OK(kiln_code_object_check(hopper, key, 128, &info));
+    info.shared_bytes = 49153;
+    CHECK_STATUS(kiln_code_object_check(hopper, key, 128, &info), KILN_COMPILE_ERROR);
+    info.shared_bytes = 0;
+    info.registers = 255;
+    CHECK_STATUS(kiln_code_object_check(hopper, key, 512, &info), KILN_COMPILE_ERROR);
+
+    check_case("code object parsing rejects garbage");
+    CHECK_STATUS(kiln_code_object_inspect("not an elf", 10, "k", &info), KILN_INVALID_ARGUMENT);
+    {
+        unsigned char elf[64] = {0x7f, 'E', 'L', 'F', 2, 1};
+        CHECK_STATUS(kiln_code_object_inspect(elf, sizeof elf, "k", &info),
+                     KILN_INVALID_ARGUMENT);
+    }
+    check_note_ran();
+}
+
 int main(void)
 {
+    test_resource_check();
     test_defaults();
     test_lookup();
     test_gpu_archs();

@@ -12,10 +12,11 @@ typedef int kiln_i32;
 typedef unsigned int kiln_u32;
 typedef unsigned short kiln_u16;
 
-/* launch_bounds becomes amdgpu-flat-work-group-size, which lets the compiler budget VGPRs
- * for the real block size instead of 1024 threads. */
+/* The block size bound lets the compiler budget VGPRs for the real block instead of 1024
+ * threads (clang ignores CUDA's launch_bounds without the HIP headers). */
 #define KILN_KERNEL(threads)                                                                 \
-    extern "C" __attribute__((global)) __attribute__((launch_bounds(threads))) void
+    extern "C" __attribute__((global))                                                       \
+    __attribute__((amdgpu_flat_work_group_size(1, threads))) void
 #define KILN_DEV static __attribute__((device)) __attribute__((always_inline)) inline
 #define KILN_SHARED __attribute__((shared))
 

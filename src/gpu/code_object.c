@@ -75,6 +75,7 @@ static int elf_find(const elf *e, const char *prefix, const char *kernel, elf_se
 /* ---- NVIDIA cubin ------------------------------------------------------------------- */
 
 #define EIATTR_FRAME_SIZE 0x11
+#define EIATTR_REGCOUNT 0x2f
 #define EIFMT_NVAL 1
 #define EIFMT_BVAL 2
 #define EIFMT_HVAL 3
@@ -103,8 +104,10 @@ static kiln_status inspect_cubin(const elf *e, const char *kernel, kiln_code_obj
                 p += 2;
             }
             if ((size_t)(end - p) < vlen) break;
-            if (fmt == EIFMT_SVAL && attr == EIATTR_FRAME_SIZE && vlen == 8 && rd(p, 4) == sym)
-                info->stack_bytes = (int64_t)rd(p + 4, 4);
+            if (fmt == EIFMT_SVAL && vlen == 8 && rd(p, 4) == sym) {
+                if (attr == EIATTR_FRAME_SIZE) info->stack_bytes = (int64_t)rd(p + 4, 4);
+                if (attr == EIATTR_REGCOUNT) info->registers = (int64_t)rd(p + 4, 4);
+            }
             p += vlen;
         }
     }

@@ -1,8 +1,9 @@
 /*
  * Resources of a compiled kernel read straight from its code object, with no vendor tool:
- *   NVIDIA cubin (ELF): registers from the high byte of .text.<kernel>'s sh_info (what
- *     cuobjdump reports), static shared memory from the size of .nv.shared.<kernel>, stack
- *     (local memory) from EIATTR_FRAME_SIZE in .nv.info.
+ *   NVIDIA cubin (ELF): registers and stack (local memory) from the EIATTR_REGCOUNT and
+ *     EIATTR_FRAME_SIZE records of .nv.info for the kernel's symbol (older cubins also keep
+ *     the register count in the high byte of .text.<kernel>'s sh_info), static shared memory
+ *     from the size of .nv.shared.<kernel>.
  *   AMD HSA code object (ELF): the msgpack NT_AMDGPU_METADATA note (what
  *     `llvm-readelf --notes` prints): .group_segment_fixed_size, .vgpr_count, .agpr_count,
  *     .sgpr_count, .private_segment_fixed_size, .wavefront_size, .max_flat_workgroup_size.

@@ -77,3 +77,42 @@ set_target_properties(test_kernel_emulation PROPERTIES RUNTIME_OUTPUT_DIRECTORY 
 add_test(NAME kernel_emulation COMMAND test_kernel_emulation)
 set_tests_properties(kernel_emulation PROPERTIES LABELS "unit;gpu-code" SKIP_RETURN_CODE 77
   TIMEOUT ${KILN_TEST_TIMEOUT})
+
+# ---- compile matrix ------------------------------------------------------------------------
+# One ctest per target so `ctest -j` spreads them; KILN_COMPILE_MATRIX_FILTER restricts the
+# variants (a key substring, e.g. "d128") for a quicker run; empty = every generic variant.
+option(KILN_COMPILE_MATRIX "Compile every GPU kernel variant for the CI targets in ctest" ON)
+set(KILN_COMPILE_MATRIX_TARGETS "sm_80;sm_90;gfx942;gfx950;gfx1100;gfx1101;gfx1102;gfx1103;gfx1151;gfx1201"
+  CACHE STRING "Targets of the compile matrix")
+set(KILN_COMPILE_MATRIX_OPTIONAL "gfx950" CACHE STRING
+  "Compile-matrix targets reported as skipped when the installed clang does not know them")
+set(KILN_COMPILE_MATRIX_FILTER "" CACHE STRING "Variant-key substring the compile matrix builds")
+if(KILN_COMPILE_MATRIX AND NOT CMAKE_CROSSCOMPILING)
+  find_program(KILN_CLANG_EXECUTABLE NAMES clang-19 clang-20 clang-18 clang)
+  set(clang_version "no clang")
+  if(KILN_CLANG_EXECUTABLE)
+    execute_process(COMMAND ${KILN_CLANG_EXECUTABLE} --version OUTPUT_VARIABLE clang_out
+      ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    string(REGEX MATCH "clang version [^ \n]+" clang_version "${clang_out}")
+  endif()
+  add_executable(test_compile_matrix ${CMAKE_CURRENT_LIST_DIR}/compile_matrix.c)
+  target_include_directories(test_compile_matrix PRIVATE
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
+  target_compile_options(test_compile_matrix PRIVATE ${KILN_WARNINGS})
+  target_compile_definitions(test_compile_matrix PRIVATE
+    KILN_TEST_CLANG_VERSION="${KILN_CLANG_EXECUTABLE}: ${clang_version}")
+  target_link_libraries(test_compile_matrix PRIVATE kiln_static)
+  set_target_properties(test_compile_matrix PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+  foreach(target ${KILN_COMPILE_MATRIX_TARGETS})
+    set(out ${PROJECT_BINARY_DIR}/compile_matrix/${target})
+    add_test(NAME compile_matrix_${target}
+      COMMAND test_compile_matrix ${target} ${out} ${KILN_COMPILE_MATRIX_FILTER})
+    set(env "KILN_OPTIONAL_TARGETS=${KILN_COMPILE_MATRIX_OPTIONAL}")
+    string(REPLACE ";" "," env "${env}")
+    if(KILN_CLANG_EXECUTABLE)
+      list(APPEND env "KILN_CLANG=${KILN_CLANG_EXECUTABLE}")
+    endif()
+    set_tests_properties(compile_matrix_${target} PROPERTIES LABELS "compile-matrix"
+      SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT "${env}")
+  endforeach()
+endif()
