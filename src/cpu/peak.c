@@ -17,10 +17,7 @@ static void peak_item(void *ctx, int64_t item, int slot) {
 
 double kiln_cpu_fma_peak_gflops(int threads) {
     if (threads <= 0) threads = kiln_cpu_count();
-    int top = (int)kiln_cpu_detect_level();
-    if (top >= KILN_CPU_AVX512 && !kiln_cpu_kernels_avx512()) top = KILN_CPU_AVX2;
-    if (top >= KILN_CPU_AVX2 && !kiln_cpu_kernels_avx2()) top = KILN_CPU_SCALAR;
-    peak_job j = {kiln_cpu_kernels_for((kiln_cpu_level)top, KILN_F32), 1 << 16};
+    peak_job j = {kiln_cpu_kernels_for(kiln_cpu_detect_level(), KILN_F32), 1 << 16};
 
     /* Size one chunk to about 4 ms on one thread (after a warm-up that lifts the clock). */
     double flops = 0.0;
