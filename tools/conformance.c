@@ -48,6 +48,15 @@ static int alloc(case_arrays *c, int which, kiln_dtype dt, int64_t count) {
     return tool_array_alloc(c->ctx, &c->a[which], array_names[which], dt, count);
 }
 
+static int64_t gcd(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 static void fail_row(check_row *row, const char *what, kiln_status st) {
     row->pass = 0;
     row->err = NAN;
@@ -86,8 +95,10 @@ static void append_lens(char *buf, size_t cap, const char *name, const int32_t *
 static void describe_attn(const attn_spec *s, char *buf, size_t cap) {
     buf[0] = '\0';
     appendf(buf, cap, "b%lld ", (long long)s->batch);
-    if (s->mode == KILN_MODE_VARLEN || s->packed_q) append_lens(buf, cap, "sq", s->lens_q, s->batch);
-    else appendf(buf, cap, "sq%lld", (long long)s->seqlen_q);
+    if (s->mode == KILN_MODE_VARLEN || s->packed_q)
+        append_lens(buf, cap, "sq", s->lens_q, s->batch);
+    else
+        appendf(buf, cap, "sq%lld", (long long)s->seqlen_q);
     if (s->mode == KILN_MODE_FIXED) appendf(buf, cap, " sk%lld", (long long)s->seqlen_k);
     else append_lens(buf, cap, " sk", s->lens_k, s->batch);
     if (s->mode == KILN_MODE_PAGED) appendf(buf, cap, " page%lld", (long long)s->page_size);
@@ -149,20 +160,23 @@ static void run_attention(kiln_context *ctx, const attn_spec *s, kiln_dtype dt, 
     cuq[0] = cuk[0] = 0;
     for (int64_t b = 0; b < B; b++) {
         cuq[b + 1] = cuq[b] + (packed_q ? s->lens_q[b] : (int32_t)s->seqlen_q);
-        cuk[b + 1] = cuk[b] + (s->mode == KILN_MODE_FIXED ? (int32_t)s->seqlen_k : s->lens_k[b]);
         seqk[b] = s->mode == KILN_MODE_FIXED ? (int32_t)s->seqlen_k : s->lens_k[b];
+        cuk[b + 1] = cuk[b] + seqk[b];
     }
-    for (int64_t h = 0; h < H; h++) slopes[h] = (float)pow(2.0, -8.0 * (double)(h + 1) / (double)H);
-    /* Pages handed out in a scrambled order (stride coprime with num_pages), unused slots
-     * pointing at a spare page. */
-    int64_t next = 0, stride = 7;
-    while (num_pages % stride == 0) stride += 2;
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t p = 0; p < max_pages; p++) {
-            int64_t np = (seqk[b] + s->page_size - 1) / (s->page_size ? s->page_size : 1);
-            bt[b * max_pages + p] =
-                p < np ? (int32_t)((next++ * stride) % num_pages) : (int32_t)(num_pages - 1);
+    for (int64_t h = 0; h < H; h++)
+        slopes[h] = (float)pow(2.0, -8.0 * (double)(h + 1) / (double)H);
+    if (s->mode == KILN_MODE_PAGED) {
+        /* The pages in use are handed out in a scrambled order (a stride coprime with their
+         * count); slots past a sequence's last page name a spare page no sequence uses. */
+        int64_t next = 0, stride = 7;
+        while (gcd(stride, pages_used) != 1) stride++;
+        for (int64_t b = 0; b < B; b++) {
+            const int64_t np = (seqk[b] + s->page_size - 1) / s->page_size;
+            for (int64_t p = 0; p < max_pages; p++)
+                bt[b * max_pages + p] =
+                    (int32_t)(p < np ? (next++ * stride) % pages_used : num_pages - 1);
         }
+    }
     for (int i = 0; i < A_COUNT; i++)
         if (tool_array_upload(ctx, &c.a[i])) {
             fail_row(row, "upload", KILN_DEVICE_ERROR);
@@ -176,7 +190,9 @@ static void run_attention(kiln_context *ctx, const attn_spec *s, kiln_dtype dt, 
     const int64_t kp[4] = {num_pages, s->page_size, Hk, D};
     const int64_t l3[3] = {B, H, s->seqlen_q}, l2[2] = {H, total_q};
     const int64_t nb1[1] = {B + 1}, nb[1] = {B}, bts[2] = {B, max_pages}, nh[1] = {H};
-    const int64_t *kshape = s->mode == KILN_MODE_FIXED ? k4 : s->mode == KILN_MODE_PAGED ? kp : k3;
+    const int64_t *kshape = s->mode == KILN_MODE_FIXED   ? k4
+                            : s->mode == KILN_MODE_PAGED ? kp
+                                                         : k3;
     const int32_t krank = s->mode == KILN_MODE_VARLEN ? 3 : 4;
     kiln_tensor dev[A_COUNT], host[A_COUNT];
     for (int pass = 0; pass < 2; pass++) {

@@ -34,7 +34,8 @@ kiln_cli_test(bad_option 2 "-DSTDERR_REGEX=unknown option '--bogus' \\(allowed: 
   -P ${KILN_CLI_EXPECT} -- info --bogus)
 kiln_cli_test(bad_int 2 "-DSTDERR_REGEX=--seqlen: '128,x' is not an integer"
   -P ${KILN_CLI_EXPECT} -- bench attention --seqlen 128,x)
-kiln_cli_test(out_of_range 2 "-DSTDERR_REGEX=--head-dim: 512 is out of range \\(allowed: 8 to 256\\)"
+kiln_cli_test(out_of_range 2
+  "-DSTDERR_REGEX=--head-dim: 512 is out of range \\(allowed: 8 to 256\\)"
   -P ${KILN_CLI_EXPECT} -- bench attention --head-dim 512)
 kiln_cli_test(missing_value 2 "-DSTDERR_REGEX=--iters needs a value"
   -P ${KILN_CLI_EXPECT} -- bench activation --iters)
@@ -56,7 +57,8 @@ kiln_cli_test(bench_smoke 0 "-DSTDOUT_REGEX=GFLOP/s.*bf16 +64"
 
 kiln_cli_test(targets_json 0 -DSTDOUT_JSON=1 "-DSTDOUT_REGEX=\"name\": \"gfx1151\""
   -P ${KILN_CLI_EXPECT} -- targets --json)
-kiln_cli_test(cache_bad_action 2 "-DSTDERR_REGEX=unknown action 'purge' \\(allowed: ls, clear, warm\\)"
+kiln_cli_test(cache_bad_action 2
+  "-DSTDERR_REGEX=unknown action 'purge' \\(allowed: ls, clear, warm\\)"
   -P ${KILN_CLI_EXPECT} -- cache purge)
 kiln_cli_test(cache_ls_json 0 -DSTDOUT_JSON=1 -P ${KILN_CLI_EXPECT} -- cache ls --json)
 set_tests_properties(cli_cache_ls_json PROPERTIES
