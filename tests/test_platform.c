@@ -180,6 +180,32 @@ static void test_files(const char *root)
     check_note_ran();
 }
 
+static void test_long_path(const char *root)
+{
+    char dir[2048], file[2048], err[1024] = "";
+    check_case("fs: a path longer than Windows' MAX_PATH (260)");
+    snprintf(dir, sizeof dir, "%s", root);
+    for (int i = 0; i < 6; i++) {
+        size_t n = strlen(dir);
+        snprintf(dir + n, sizeof dir - n, "%cfolder %d with a rather long name ü 日本 %032d",
+                 kiln_fs_sep(), i, i);
+    }
+    path_join(file, sizeof file, dir, "entry.bin");
+    CHECK_GT(strlen(file), 300);
+    CHECK_EQ(kiln_fs_mkdirs(dir), 0);
+    CHECK_EQ(kiln_fs_writable_dir(dir), 1);
+    CHECK_EQ(kiln_fs_write_atomic(file, "long", 4, err, sizeof err), 0);
+    CHECK_EQ(kiln_fs_write_atomic(file, "longer", 6, err, sizeof err), 0);
+    check_file_is(file, "longer", 6);
+    int counts[3] = {0, 0, 0};
+    CHECK_EQ(kiln_fs_list(dir, count_entry, counts), 0);
+    CHECK_EQ(counts[0], 1);
+    CHECK_EQ(counts[1], 0);
+    CHECK_EQ(kiln_fs_remove(file), 0);
+    CHECK_EQ(kiln_fs_exists(file), 0);
+    check_note_ran();
+}
+
 static void test_cache_dir(const char *root)
 {
     char saved_xdg[2048], saved_local[2048], base[2048], got[2048], want[2048];
@@ -356,6 +382,7 @@ int main(int argc, char **argv)
     printf("scratch folder: %s\n", root);
     test_dl();
     test_files(root);
+    test_long_path(root);
     test_cache_dir(root);
     test_env();
     test_threads();
