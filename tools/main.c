@@ -12,6 +12,7 @@ static const tool_cmd *const commands[] = {
     &tool_cmd_bench,
     &tool_cmd_targets,
     &tool_cmd_cache,
+    &tool_cmd_build,
 };
 #define NUM_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -19,5 +19,6 @@ extern const tool_cmd tool_cmd_check;
 extern const tool_cmd tool_cmd_bench;
 extern const tool_cmd tool_cmd_targets;
 extern const tool_cmd tool_cmd_cache;
+extern const tool_cmd tool_cmd_build;
 
 #endif

@@ -63,3 +63,7 @@ kiln_cli_test(cache_bad_action 2
 kiln_cli_test(cache_ls_json 0 -DSTDOUT_JSON=1 -P ${KILN_CLI_EXPECT} -- cache ls --json)
 set_tests_properties(cli_cache_ls_json PROPERTIES
   ENVIRONMENT "KILN_CACHE_DIR=${PROJECT_BINARY_DIR}/tests/cli_cache")
+kiln_cli_test(build_bad_target 2 "-DSTDERR_REGEX=--targets: .*'gfx9999'.*known: sm_80"
+  -P ${KILN_CLI_EXPECT} -- build --targets sm_90,gfx9999 --out ${PROJECT_BINARY_DIR}/tests/aot)
+kiln_cli_test(build_needs_targets 2 "-DSTDERR_REGEX=--targets is required"
+  -P ${KILN_CLI_EXPECT} -- build --out ${PROJECT_BINARY_DIR}/tests/aot)
