@@ -100,7 +100,7 @@ static int check_backend(checker *c, kiln_backend backend, const char *name,
 
 static void check_cpu(checker *c, const tool_choice_list *levels, int all_levels,
                       const tool_choice_list *dtypes) {
-    char err[512], name[32];
+    char err[1024], name[32];
     if (levels->n == 0 && !all_levels) {
         if (check_backend(c, KILN_BACKEND_CPU, "cpu", dtypes, err, sizeof err))
             skipped(c, "cpu", err, 1);
@@ -165,7 +165,7 @@ static int run(const tool_cmd *self, int argc, char **argv) {
         const char *name;
     } gpus[] = {{SEL_CUDA, KILN_BACKEND_CUDA, "cuda"}, {SEL_HIP, KILN_BACKEND_HIP, "hip"}};
     for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++) {
-        char err[512];
+        char err[1024];
         if (backend != SEL_ALL && backend != gpus[g].sel) continue;
         if (check_backend(&c, gpus[g].kind, gpus[g].name, &dtypes, err, sizeof err))
             skipped(&c, gpus[g].name, err, backend == gpus[g].sel);

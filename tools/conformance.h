@@ -18,7 +18,7 @@ typedef struct check_row {
     double tol;
     int pass;
     kiln_dispatch ran; /* what the library ran (zeroed if the call failed) */
-    char error[256];   /* why the case failed to run ("" when it ran) */
+    char error[1024];  /* why the case failed to run ("" when it ran) */
 } check_row;
 
 /* Called once per finished case. */
