@@ -183,12 +183,7 @@ static char *results_json(const bench_run *run, const bench_item *items, int n) 
     free(info);
     kiln_json_object_end(&j);
 
-    char *pretty = NULL;
-    if (!j.oom) {
-        jv *all = jv_parse(j.buf, text, sizeof text);
-        if (all) pretty = jv_to_pretty_json(all);
-        jv_free(all);
-    }
+    char *pretty = jv_writer_to_pretty_json(&j);
     kiln_json_free(&j);
     return pretty;
 }

@@ -56,14 +56,11 @@ static int cache_ls(const char *dir, int json) {
     }
     kiln_status st = kiln_cache_list(on_entry, &l, &count);
     if (json) {
-        char err[128];
         kiln_json_array_end(&l.j);
         kiln_json_object_end(&l.j);
-        jv *doc = st == KILN_OK && !l.j.oom ? jv_parse(l.j.buf, err, sizeof err) : NULL;
-        char *pretty = doc ? jv_to_pretty_json(doc) : NULL;
+        char *pretty = st == KILN_OK ? jv_writer_to_pretty_json(&l.j) : NULL;
         if (pretty) fputs(pretty, stdout);
         free(pretty);
-        jv_free(doc);
         kiln_json_free(&l.j);
     }
     if (st != KILN_OK) {

@@ -176,13 +176,10 @@ static int run(const tool_cmd *self, int argc, char **argv) {
         kiln_json_int(&c.out, "passed", c.passed);
         kiln_json_int(&c.out, "failed", c.failed);
         kiln_json_object_end(&c.out);
-        char perr[128];
-        jv *doc = c.out.oom ? NULL : jv_parse(c.out.buf, perr, sizeof perr);
-        char *pretty = doc ? jv_to_pretty_json(doc) : NULL;
+        char *pretty = jv_writer_to_pretty_json(&c.out);
         if (pretty) fputs(pretty, stdout);
         else fprintf(stderr, "kiln check: out of memory writing JSON\n");
         free(pretty);
-        jv_free(doc);
         kiln_json_free(&c.out);
     } else {
         printf("\n%d passed, %d failed\n", c.passed, c.failed);

@@ -10,7 +10,7 @@
 
 static void print_json(const kiln_target *t, size_t n) {
     kiln_json j;
-    char aot[1024], err[128];
+    char aot[1024];
     kiln_json_init(&j);
     kiln_json_object_begin(&j, NULL);
     kiln_json_string(&j, "aot_dir", kiln_aot_dir(aot, sizeof aot) == 0 ? aot : NULL);
@@ -34,11 +34,10 @@ static void print_json(const kiln_target *t, size_t n) {
     }
     kiln_json_array_end(&j);
     kiln_json_object_end(&j);
-    jv *doc = j.oom ? NULL : jv_parse(j.buf, err, sizeof err);
-    char *pretty = doc ? jv_to_pretty_json(doc) : NULL;
-    fputs(pretty ? pretty : "", stdout);
+    char *pretty = jv_writer_to_pretty_json(&j);
+    if (pretty) fputs(pretty, stdout);
+    else fprintf(stderr, "kiln targets: out of memory writing JSON\n");
     free(pretty);
-    jv_free(doc);
     kiln_json_free(&j);
 }
 

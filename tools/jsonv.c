@@ -455,3 +455,11 @@ char *jv_to_pretty_json(const jv *v) {
     }
     return b.buf;
 }
+
+char *jv_writer_to_pretty_json(const kiln_json *j) {
+    char err[128];
+    jv *doc = j->oom || !j->buf ? NULL : jv_parse(j->buf, err, sizeof err);
+    char *text = doc ? jv_to_pretty_json(doc) : NULL;
+    jv_free(doc);
+    return text;
+}

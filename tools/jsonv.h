@@ -38,5 +38,7 @@ void jv_emit(kiln_json *out, const char *key, const jv *v);
  * Fractions are written with 10 significant digits, enough for any measured figure and
  * free of binary round-off tails. */
 char *jv_to_pretty_json(const jv *v);
+/* The same for everything a kiln_json writer holds (NULL if it ran out of memory). */
+char *jv_writer_to_pretty_json(const kiln_json *j);
 
 #endif
