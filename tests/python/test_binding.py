@@ -5,6 +5,7 @@ dispatch reports and use from several threads."""
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import unittest
@@ -106,6 +107,22 @@ class TestLibrary(unittest.TestCase):
         info = kiln.info()
         self.assertIsInstance(info, dict)
         self.assertIsInstance(kiln.info("cpu"), dict)
+
+    def test_library_lookup(self):
+        # Without KILN_LIBRARY the package looks in build/ at the root of its own tree.
+        env = {k: v for k, v in os.environ.items() if k != "KILN_LIBRARY"}
+        code = "from kiln import _lib; print(_lib.library_path())"
+        got = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                             capture_output=True, text=True).stdout.strip()
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(kiln.__file__))))
+        self.assertEqual(os.path.dirname(got), os.path.join(root, "build"))
+        self.assertIn(os.path.basename(got), ("libkiln.so", "kiln.dll", "libkiln.dll",
+                                              "libkiln.dylib"))
+        env["KILN_LIBRARY"] = os.path.join(root, "nowhere", "libkiln.so")
+        code = "import kiln\ntry:\n kiln.info()\nexcept kiln.KilnError as e: print(e.status.name)"
+        got = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                             capture_output=True, text=True).stdout.strip()
+        self.assertEqual(got, "BACKEND_UNAVAILABLE")
 
     def test_status_enum_matches_library(self):
         lib = _lib.lib()
