@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aot_dir.h"
 #include "backend.h"
 #include "cache.h"
 #include "error.h"
@@ -68,9 +69,11 @@ kiln_status kiln_gpu_variant_image(const kiln_gpu_driver *drv, const char *targe
         size_t used = strlen(options);
         snprintf(options + used, sizeof options - used, "%s%s", i ? " " : "", defs.ptr[i]);
     }
+    char shipped[512];
+    kiln_aot_targets(shipped, sizeof shipped);
     compile_job job = {drv, source, file, target, defs.ptr, n};
     kiln_cache_key k = {target, drv->compiler, compiler_version, key, source, source_len,
-                        options, NULL};
+                        options, shipped};
     return kiln_cache_get(&k, compile_cb, &job, image, len, origin);
 }
 
@@ -91,18 +94,37 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn
         s->kernels = k;
         s->cap_kernels = cap;
     }
-    KILN_FAIL_IF(!s->info.compiler_version[0] && s->drv->load_compiler() != KILN_OK,
-                 KILN_KERNEL_NOT_FOUND,
-                 "no code object for %s on %s ships with kiln, and it cannot be compiled: %s",
-                 key, s->info.target, s->info.compiler_error);
-
     void *image = NULL, *module = NULL, *f = NULL;
     size_t len = 0;
-    KILN_FORWARD(kiln_gpu_variant_image(s->drv, s->info.target, s->info.compiler_version, v, &image,
-                               &len, NULL));
-    kiln_status st = s->drv->module_load(s->dev, image, len, &module);
-    free(image);
-    KILN_FORWARD(st);
+    kiln_status st = KILN_KERNEL_NOT_FOUND;
+    /* A code object shipped for this exact target comes first; one the driver refuses
+     * (built by a newer compiler, say) is compiled again rather than failing the call. */
+    if (kiln_aot_load(s->info.target, key, &image, &len) == KILN_OK) {
+        st = s->drv->module_load(s->dev, image, len, &module);
+        free(image);
+        image = NULL;
+        if (st != KILN_OK)
+            kiln_log(KILN_LOG_INFO,
+                     "kiln: the shipped %s for %s does not load (%s); compiling it", key,
+                     s->info.target, kiln_last_error());
+    }
+    if (st != KILN_OK) {
+        char version[32] = "";
+        if (s->drv->compiler_version(version, sizeof version) != KILN_OK) {
+            char shipped[512], why[1024];
+            snprintf(why, sizeof why, "%s", kiln_last_error()); /* kiln_fail rewrites it */
+            kiln_aot_targets(shipped, sizeof shipped);
+            return kiln_fail(KILN_KERNEL_NOT_FOUND,
+                             "no code object for %s on %s: this build ships code objects for "
+                             "[%s], and compiling one needs %s: %s",
+                             key, s->info.target, shipped, s->drv->compiler, why);
+        }
+        KILN_FORWARD(kiln_gpu_variant_image(s->drv, s->info.target, version, v, &image, &len,
+                                            NULL));
+        st = s->drv->module_load(s->dev, image, len, &module);
+        free(image);
+        KILN_FORWARD(st);
+    }
     st = s->drv->function(module, kiln_gpu_variant_kernel(v), &f);
     if (st != KILN_OK) {
         s->drv->module_unload(s->dev, module);

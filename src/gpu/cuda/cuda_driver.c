@@ -375,7 +375,9 @@ static kiln_status cuda_function(void *module, const char *name, void **fn)
     CUresult r = cu.cuModuleGetFunction(&f, (CUmodule)module, name);
     if (r != KILN_CUDA_SUCCESS) {
         kiln_status st = cu_fail(KILN_KERNEL_NOT_FOUND, r, "cuModuleGetFunction");
-        return kiln_fail(st, "kernel %s is not in its module: %s", name, kiln_last_error());
+        char why[1024];
+        snprintf(why, sizeof why, "%s", kiln_last_error()); /* kiln_fail rewrites it */
+        return kiln_fail(st, "kernel %s is not in its module: %s", name, why);
     }
     *fn = f;
     return KILN_OK;

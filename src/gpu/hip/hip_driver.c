@@ -382,7 +382,9 @@ static kiln_status hip_function(void *module, const char *name, void **fn)
     hipError_t r = hip.hipModuleGetFunction(&f, (hipModule_t)module, name);
     if (r != KILN_HIP_SUCCESS) {
         kiln_status st = hip_fail(KILN_KERNEL_NOT_FOUND, r, "hipModuleGetFunction");
-        return kiln_fail(st, "kernel %s is not in its module: %s", name, kiln_last_error());
+        char why[1024];
+        snprintf(why, sizeof why, "%s", kiln_last_error()); /* kiln_fail rewrites it */
+        return kiln_fail(st, "kernel %s is not in its module: %s", name, why);
     }
     *fn = f;
     return KILN_OK;
