@@ -131,6 +131,34 @@ static void test_basic(const char *dir)
     kiln_lock_release(lock);
     check_note_ran();
 
+    check_case("lock: a live process id with another start time is a reused id: stale");
+    /* Only meaningful where the start time can be read (Linux, Windows): there the lock
+     * file this process writes carries a nonzero one. */
+    CHECK_EQ(kiln_lock_acquire(lock_path, 1000, &lock, err, sizeof err), 0);
+    void *text = NULL;
+    size_t len = 0;
+    unsigned long long pid = 0, start = 0;
+    CHECK_EQ(kiln_fs_read(lock_path, &text, &len, err, sizeof err), 0);
+    int fields = text ? sscanf(text, "%llu %llu", &pid, &start) : 0;
+    free(text);
+    kiln_lock_release(lock);
+    CHECK_EQ(pid, kiln_process_id());
+    if (fields == 2 && start != 0) {
+        char reused[64];
+        int n = snprintf(reused, sizeof reused, "%llu %llu\n", pid, start + 12345);
+        CHECK_EQ(kiln_fs_write_atomic(lock_path, reused, (size_t)n, err, sizeof err), 0);
+        CHECK_EQ(kiln_lock_acquire(lock_path, 2000, &lock, err, sizeof err), 0);
+        kiln_lock_release(lock);
+        /* The true start time: this process holds it, so it must wait. */
+        n = snprintf(reused, sizeof reused, "%llu %llu\n", pid, start);
+        CHECK_EQ(kiln_fs_write_atomic(lock_path, reused, (size_t)n, err, sizeof err), 0);
+        CHECK_EQ(kiln_lock_acquire(lock_path, 100, &lock, err, sizeof err), 1);
+        CHECK_EQ(kiln_fs_remove(lock_path), 0);
+        check_note_ran();
+    } else {
+        check_note_skip("process start times are not readable here; the id alone decides");
+    }
+
     check_case("lock: a lock file still being written (no id yet) is not stale");
     CHECK_EQ(kiln_fs_write_atomic(lock_path, "", 0, err, sizeof err), 0);
     CHECK_EQ(kiln_lock_acquire(lock_path, 100, &lock, err, sizeof err), 1);
@@ -198,6 +226,24 @@ static void test_children(const char *dir)
     CHECK_EQ(kiln_lock_owner(lock_path, &owner), 0);
     CHECK_EQ(owner, pid);
     CHECK_EQ(kiln_process_wait(child, 0, &code), 1); /* still running */
+
+    check_case("lock: copies of a live child's lock file are respected too");
+    /* The copy carries the child's id and start time exactly as the child wrote them, so
+     * the start time this process reads for the child must match the child's own. */
+    char copy[2048];
+    void *text = NULL;
+    size_t len = 0;
+    path_join(copy, sizeof copy, dir, "copy of child.lock");
+    CHECK_EQ(kiln_fs_read(lock_path, &text, &len, err, sizeof err), 0);
+    if (text) {
+        CHECK_EQ(kiln_fs_write_atomic(copy, text, len, err, sizeof err), 0);
+        CHECK_EQ(kiln_lock_acquire(copy, 300, &lock, err, sizeof err), 1);
+        free(text);
+    }
+    plant(copy, pid); /* an id alone, as an older kiln wrote it */
+    CHECK_EQ(kiln_lock_acquire(copy, 300, &lock, err, sizeof err), 1);
+    CHECK_EQ(kiln_fs_remove(copy), 0);
+
     CHECK_EQ(kiln_process_kill(child), 0);
     CHECK_EQ(kiln_process_wait(child, 30000, &code), 0);
     CHECK_EQ(code, 137);

@@ -9,9 +9,11 @@
  * held for microseconds; one left behind by a process that died in that window is removed
  * when its own owner is dead.
  *
- * A lock is never broken while kiln_process_alive says its owner runs. The cost of that rule
- * is that a lock left by a process whose id has since been reused looks held: the waiter
- * times out, which its caller must handle anyway. */
+ * A lock is never broken while kiln_process_alive says its owner runs. Process ids are
+ * reused, so the file also records when its owner started (Linux: /proc/<pid>/stat); a live
+ * process with the owner's id but another start time is a newcomer, and the lock is stale.
+ * Where the start time cannot be read, the id alone decides, and a reused id makes the lock
+ * look held: the waiter times out, which its caller must handle anyway. */
 #define _POSIX_C_SOURCE 200809L
 #include "platform/platform.h"
 
@@ -35,9 +37,35 @@ struct kiln_lock {
 
 enum { CREATED = 0, EXISTS = 1, FAILED = -1 };
 
+/* Start of a process in clock ticks since boot, from field 22 of /proc/<pid>/stat; 0 when
+ * unknown. Any doubt gives 0, since a wrong value would make a live owner look replaced. */
+static uint64_t start_time(uint64_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The command name (field 2) may hold blanks and ')'; fields count from the last ')'. */
+    const char *p = strrchr(buf, ')');
+    if (!p) return 0;
+    p++;
+    for (int field = 3; field < 22; field++) {
+        if (*p != ' ') return 0;
+        p++;
+        while (*p && *p != ' ') p++;
+    }
+    if (*p != ' ' || p[1] < '0' || p[1] > '9') return 0;
+    char *end;
+    unsigned long long v = strtoull(p + 1, &end, 10);
+    return *end == ' ' || *end == '\n' || *end == '\0' ? (uint64_t)v : 0;
+}
+
 static int create_exclusive(const char *path, char *err, size_t errcap)
 {
-    char text[32];
+    char text[64];
     int fd;
     do fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     while (fd < 0 && errno == EINTR);
@@ -46,7 +74,9 @@ static int create_exclusive(const char *path, char *err, size_t errcap)
         if (errcap) snprintf(err, errcap, "cannot create lock '%s': %s", path, strerror(errno));
         return FAILED;
     }
-    int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)kiln_process_id());
+    uint64_t self = kiln_process_id();
+    int n = snprintf(text, sizeof text, "%llu %llu\n", (unsigned long long)self,
+                     (unsigned long long)start_time(self));
     ssize_t w;
     do w = write(fd, text, (size_t)n);
     while (w < 0 && errno == EINTR);
@@ -63,7 +93,7 @@ static int create_exclusive(const char *path, char *err, size_t errcap)
 }
 
 /* 0 with *pid set; 1 if the file exists but holds no pid; -1 if it cannot be read (gone). */
-static int read_owner(const char *path, uint64_t *pid)
+static int read_owner(const char *path, uint64_t *pid, uint64_t *start)
 {
     char buf[64];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -74,11 +104,17 @@ static int read_owner(const char *path, uint64_t *pid)
     close(fd);
     if (n < 0) return -1;
     buf[n] = '\0';
+    /* "<pid> <start>\n"; a start of 0 or none at all means unknown. */
     char *end;
     if (buf[0] < '0' || buf[0] > '9') return 1;
-    unsigned long long v = strtoull(buf, &end, 10);
+    unsigned long long v = strtoull(buf, &end, 10), t = 0;
+    if (*end == ' ') {
+        if (end[1] < '0' || end[1] > '9') return 1;
+        t = strtoull(end + 1, &end, 10);
+    }
     if (*end != '\n' && *end != '\0') return 1;
     *pid = v;
+    if (start) *start = t;
     return 0;
 }
 
@@ -89,19 +125,22 @@ static int older_than_grace(const char *path)
     return difftime(time(NULL), st.st_mtime) > KILN_LOCK_UNWRITTEN_GRACE_S;
 }
 
-/* Stale: the owner is dead, or the file never got a pid and is past the grace period. */
+/* Stale: the owner is dead (or its id now names a later process), or the file never got a
+ * pid and is past the grace period. */
 static int is_stale(const char *path)
 {
-    uint64_t pid = 0;
-    int r = read_owner(path, &pid);
+    uint64_t pid = 0, start = 0;
+    int r = read_owner(path, &pid, &start);
     if (r < 0) return 0;
     if (r == 1) return older_than_grace(path);
-    return !kiln_process_alive(pid);
+    if (!kiln_process_alive(pid)) return 1;
+    uint64_t now = start ? start_time(pid) : 0;
+    return now != 0 && now != start;
 }
 
 int kiln_lock_owner(const char *path, uint64_t *pid)
 {
-    return read_owner(path, pid) == 0 ? 0 : -1;
+    return read_owner(path, pid, NULL) == 0 ? 0 : -1;
 }
 
 /* 1 if the lock file was removed, so that trying to create it again at once makes sense. */

@@ -10,9 +10,12 @@
  * own owner is dead.
  *
  * Liveness is kiln_process_alive: OpenProcess + GetExitCodeProcess, never a POSIX-style
- * probe, and access denied counts as alive, so a live owner's lock is never broken. The cost
- * of that rule is that a lock left by a process whose id has since been reused looks held:
- * the waiter times out, which its caller must handle anyway. */
+ * probe, and access denied counts as alive, so a live owner's lock is never broken. Windows
+ * reuses process ids quickly, so the file also records when its owner started
+ * (GetProcessTimes); a live process with the owner's id but another creation time is a
+ * newcomer, and the lock is stale. Where the time cannot be read, the id alone decides, and
+ * a reused id makes the lock look held: the waiter times out, which its caller must handle
+ * anyway. */
 #include "platform/platform.h"
 #include "platform/win/wide.h"
 
@@ -31,9 +34,26 @@ struct kiln_lock {
 
 enum { CREATED = 0, EXISTS = 1, FAILED = -1 };
 
+/* Creation time of a process (FILETIME ticks); 0 when it cannot be read. */
+static uint64_t start_time_of(HANDLE process)
+{
+    FILETIME created, exited, kernel, user;
+    if (!process || !GetProcessTimes(process, &created, &exited, &kernel, &user)) return 0;
+    return (uint64_t)created.dwHighDateTime << 32 | created.dwLowDateTime;
+}
+
+static uint64_t start_time(uint64_t pid)
+{
+    if (pid == 0 || pid > 0xffffffffu) return 0;
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
+    uint64_t t = start_time_of(h);
+    if (h) CloseHandle(h);
+    return t;
+}
+
 static int create_exclusive(const char *path, char *err, size_t errcap)
 {
-    char text[32];
+    char text[64];
     wchar_t *w = kiln_win_path(path);
     if (!w) {
         if (errcap) snprintf(err, errcap, "lock path '%s' is not valid UTF-8", path);
@@ -60,7 +80,8 @@ static int create_exclusive(const char *path, char *err, size_t errcap)
         }
         return r;
     }
-    int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)kiln_process_id());
+    int n = snprintf(text, sizeof text, "%llu %llu\n", (unsigned long long)kiln_process_id(),
+                     (unsigned long long)start_time_of(GetCurrentProcess()));
     DWORD written = 0;
     BOOL ok = WriteFile(h, text, (DWORD)n, &written, NULL) && written == (DWORD)n;
     DWORD code = GetLastError();
@@ -79,7 +100,7 @@ static int create_exclusive(const char *path, char *err, size_t errcap)
 
 /* 0 with *pid set; 1 if the file exists but holds no pid; -1 if it cannot be read (gone, or
  * still held open by its creator). */
-static int read_owner(const char *path, uint64_t *pid)
+static int read_owner(const char *path, uint64_t *pid, uint64_t *start)
 {
     char buf[64];
     DWORD n = 0;
@@ -93,11 +114,17 @@ static int read_owner(const char *path, uint64_t *pid)
     CloseHandle(h);
     if (!ok) return -1;
     buf[n] = '\0';
+    /* "<pid> <start>\n"; a start of 0 or none at all means unknown. */
     char *end;
     if (buf[0] < '0' || buf[0] > '9') return 1;
-    unsigned long long v = strtoull(buf, &end, 10);
+    unsigned long long v = strtoull(buf, &end, 10), t = 0;
+    if (*end == ' ') {
+        if (end[1] < '0' || end[1] > '9') return 1;
+        t = strtoull(end + 1, &end, 10);
+    }
     if (*end != '\n' && *end != '\0') return 1;
     *pid = v;
+    if (start) *start = t;
     return 0;
 }
 
@@ -120,14 +147,17 @@ static int older_than_grace(const char *path)
            now.QuadPart - then.QuadPart > (ULONGLONG)KILN_LOCK_UNWRITTEN_GRACE_S * 10000000u;
 }
 
-/* Stale: the owner is dead, or the file never got a pid and is past the grace period. */
+/* Stale: the owner is dead (or its id now names a later process), or the file never got a
+ * pid and is past the grace period. */
 static int is_stale(const char *path)
 {
-    uint64_t pid = 0;
-    int r = read_owner(path, &pid);
+    uint64_t pid = 0, start = 0;
+    int r = read_owner(path, &pid, &start);
     if (r < 0) return 0;
     if (r == 1) return older_than_grace(path);
-    return !kiln_process_alive(pid);
+    if (!kiln_process_alive(pid)) return 1;
+    uint64_t now = start ? start_time(pid) : 0;
+    return now != 0 && now != start;
 }
 
 static int delete_file(const char *path)
@@ -140,7 +170,7 @@ static int delete_file(const char *path)
 
 int kiln_lock_owner(const char *path, uint64_t *pid)
 {
-    return read_owner(path, pid) == 0 ? 0 : -1;
+    return read_owner(path, pid, NULL) == 0 ? 0 : -1;
 }
 
 /* 1 if the lock file was deleted, so that trying to create it again at once makes sense. */
