@@ -287,7 +287,8 @@ static inline void tc_check_untouched(const tc_tensor *t, const tc_marks *mk, co
 
 /* Checks kiln_last_dispatch() names this backend and a variant key starting with prefix
  * (and holding token ".<mode>." when mode is not NULL). */
-static inline void tc_check_dispatch(tc_env *env, const char *prefix, const char *mode,
+static inline void tc_check_dispatch(tc_env *env, kiln_dtype dtype, int bf16_level,
+                                     const char *prefix, const char *mode,
                                      int32_t asked_splits) {
     kiln_dispatch d;
     memset(&d, 0, sizeof d);
@@ -313,15 +314,19 @@ static inline void tc_check_dispatch(tc_env *env, const char *prefix, const char
     }
     if (env->simd && !env->simd_mismatch) {
         /* The SIMD level asked for is the one that ran: the target names it last. Reported
-         * once per target; every later case would say the same. */
-        size_t tl = strlen(d.target), sl = strlen(env->simd);
-        if (strcmp(env->simd, "scalar") != 0) {
+         * once per target; every later case would say the same. avx512bf16 changes only the
+         * bf16 kernels of ops with dot products (bf16_level); the rest run the avx512 ones. */
+        const int plain512 = strcmp(env->simd, "avx512bf16") == 0 &&
+                             (dtype != KILN_BF16 || !bf16_level);
+        const char *want = plain512 ? "avx512" : env->simd;
+        size_t tl = strlen(d.target), sl = strlen(want);
+        if (strcmp(want, "scalar") != 0) {
             check_state_.checks++;
-            if (tl < sl || strcmp(d.target + tl - sl, env->simd) != 0) {
+            if (tl < sl || strcmp(d.target + tl - sl, want) != 0) {
                 check_fail_(__FILE__, __LINE__,
-                            "KILN_CPU_SIMD=%s but the dispatch target is \"%s\" (reported "
-                            "once per target)",
-                            env->simd, d.target);
+                            "KILN_CPU_SIMD=%s with %s but the dispatch target is \"%s\" "
+                            "(reported once per target)",
+                            env->simd, kiln_dtype_name(dtype), d.target);
                 env->simd_mismatch = 1;
             }
         }
@@ -709,7 +714,7 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
         char prefix[64];
         snprintf(prefix, sizeof prefix, "attn_fwd.%s.d%lld.", kiln_dtype_name(c->dtype),
                  (long long)D);
-        tc_check_dispatch(env, prefix, tc_mode_name(c->mode), c->num_splits);
+        tc_check_dispatch(env, c->dtype, 1, prefix, tc_mode_name(c->mode), c->num_splits);
         CHECK_OK(kiln_ctx_synchronize(ctx, NULL));
         tc_download(&out);
         if (c->lse) tc_download(&lse);
