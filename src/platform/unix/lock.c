@@ -4,10 +4,11 @@
  * owner; if each simply removed the file, the slower one could remove the lock a third
  * process has just created after the faster one's removal. So breaking is itself done under
  * a second exclusive file (path + ".break"): its holder re-reads the lock and removes it only
- * if it still names the dead owner it saw. Nothing else can change the lock in between: the
- * dead owner cannot release it and no one can create it while it exists. A ".break" file is
- * held for microseconds; one left behind by a process that died in that window is removed
- * when its own owner is dead.
+ * if it is still stale. Nothing else can change the lock in between: the dead owner cannot
+ * release it and no one can create it while it exists. A ".break" file lives for
+ * microseconds; one left by a process that died inside that window is removed once its
+ * owner is dead. That step is not itself guarded: exclusion rests on no process dying
+ * inside those microseconds while others wait on the same lock.
  *
  * A lock is never broken while kiln_process_alive says its owner runs. Process ids are
  * reused, so the file also records when its owner started (Linux: /proc/<pid>/stat); a live

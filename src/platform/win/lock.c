@@ -2,12 +2,13 @@
  *
  * Breaking a stale lock is the delicate part. Two waiters can both find the same dead
  * owner; if each simply deleted the file, the slower one could delete the lock a third
- * process has just created after the faster one's deletion. So breaking is itself done under
+ * process has just created after the faster one's removal. So breaking is itself done under
  * a second exclusive file (path + ".break"): its holder re-reads the lock and deletes it only
  * if it is still stale. Nothing else can change the lock in between: the dead owner cannot
- * release it and no one can create it while it exists. A ".break" file is held for
- * microseconds; one left behind by a process that died in that window is deleted when its
- * own owner is dead.
+ * release it and no one can create it while it exists. A ".break" file lives for
+ * microseconds; one left by a process that died inside that window is deleted once its
+ * owner is dead. That step is not itself guarded: exclusion rests on no process dying
+ * inside those microseconds while others wait on the same lock.
  *
  * Liveness is kiln_process_alive: OpenProcess + GetExitCodeProcess, never a POSIX-style
  * probe, and access denied counts as alive, so a live owner's lock is never broken. Windows
