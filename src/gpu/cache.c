@@ -243,14 +243,6 @@ static int jit_allowed(void)
              strcmp(v, "no") == 0);
 }
 
-static kiln_status compile_into(kiln_cache_compile_fn compile, void *user, void **image,
-                                size_t *len)
-{
-    *image = NULL;
-    *len = 0;
-    return compile(user, image, len);
-}
-
 kiln_status kiln_cache_get(const kiln_cache_key *key, kiln_cache_compile_fn compile,
                            void *user, void **image, size_t *len, kiln_cache_origin *origin)
 {
@@ -315,7 +307,9 @@ kiln_status kiln_cache_get(const kiln_cache_key *key, kiln_cache_compile_fn comp
         }
     }
 
-    st = compile_into(compile, user, image, len);
+    *image = NULL;
+    *len = 0;
+    st = compile(user, image, len);
     if (st != KILN_OK) {
         kiln_lock_release(lock);
         free(text);

@@ -20,8 +20,6 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 
 #define KILN_CUDA_SUCCESS 0
-#define KILN_CUDA_ERROR_OUT_OF_MEMORY 2
-#define KILN_CUDA_ERROR_NO_DEVICE 100
 
 enum {
     KILN_CU_ATTR_MAX_THREADS_PER_BLOCK = 1,

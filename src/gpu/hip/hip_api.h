@@ -21,8 +21,6 @@ typedef struct ihipStream_t *hipStream_t;
 #define KILN_HIP_SUCCESS 0
 #define KILN_HIP_MIN_VERSION 60000000 /* HIP_VERSION encoding: major * 1e7 + minor * 1e5 */
 
-enum { KILN_HIP_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
-
 /* hipDeviceProp_tR0600 as laid out by the runtime; only the leading fields kiln reads are
  * named individually, the rest keep their types so every offset matches. */
 typedef struct kiln_hip_device_prop {
@@ -84,7 +82,6 @@ typedef struct kiln_hip_device_prop {
     X(hipError_t, hipModuleUnload, (hipModule_t mod), 1)                                     \
     X(hipError_t, hipModuleGetFunction, (hipFunction_t * fn, hipModule_t mod, const char *n), \
       1)                                                                                     \
-    X(hipError_t, hipFuncSetAttribute, (const void *fn, int attribute, int value), 0)        \
     X(hipError_t, hipModuleLaunchKernel,                                                     \
       (hipFunction_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,    \
        unsigned bz, unsigned smem, hipStream_t stream, void **params, void **extra),         \
