@@ -34,9 +34,11 @@ rm -rf "$KILN_CACHE_DIR"
 KILN_TEST_BACKEND=cuda ctest --test-dir build --output-on-failure -j "$jobs" --timeout 300 \
   -E compile_matrix > "$out/ctest.log" 2>&1
 ctest_rc=$?
+./build/kiln cache ls > "$out/cache_ls.txt" 2>&1
 
 cat "$out/machine.txt"
 grep -E '"(device_name|target|compute_units|driver_version|version)"' "$out/info.json" | head -12
 tail -12 "$out/jit.log"
+tail -3 "$out/cache_ls.txt"
 grep -E "tests passed|tests failed|\*\*\*|Failed|Passed|Skipped" "$out/ctest.log" | tail -40
 echo "jit_bench rc=$jit_rc ctest rc=$ctest_rc"
