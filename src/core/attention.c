@@ -31,15 +31,22 @@ static int host_visible(const kiln_context *ctx)
     return ctx->iface->kind == KILN_BACKEND_CPU;
 }
 
-/* The split count a call of this shape runs with: requested, or the backend's choice,
- * never more pieces than keys. */
+/* The split count a call of this shape runs with: as requested, or the backend's choice
+ * from the planning bounds (which for paged calls are block_table columns x page_size, the
+ * only bound known without reading device memory). An explicit request is honoured as
+ * given, up to KILN_MAX_SPLITS, so a caller's workspace query never depends on contents:
+ * pieces left without keys contribute nothing to the merge. */
+#define KILN_MAX_SPLITS 256
 static int32_t resolve_splits(kiln_context *ctx, int32_t requested, int64_t batch,
                               int64_t max_sq, int64_t max_sk, int64_t heads_q, int64_t d)
 {
     int32_t s = requested;
-    if (s == 0) s = ctx->iface->choose_splits(ctx->state, batch, max_sq, max_sk, heads_q, d);
+    if (s == 0) {
+        s = ctx->iface->choose_splits(ctx->state, batch, max_sq, max_sk, heads_q, d);
+        if ((int64_t)s > max_sk) s = max_sk > 1 ? (int32_t)max_sk : 1;
+    }
     if (s < 1) s = 1;
-    if ((int64_t)s > max_sk) s = max_sk > 1 ? (int32_t)max_sk : 1;
+    if (s > KILN_MAX_SPLITS) s = KILN_MAX_SPLITS;
     return s;
 }
 

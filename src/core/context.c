@@ -63,6 +63,10 @@ kiln_status kiln_context_create(kiln_backend backend, int device, kiln_context *
     kiln_error_clear();
     KILN_FAIL_IF(!out, KILN_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
+    KILN_FAIL_IF(backend != KILN_BACKEND_AUTO && backend != KILN_BACKEND_CPU &&
+                     backend != KILN_BACKEND_CUDA && backend != KILN_BACKEND_HIP,
+                 KILN_INVALID_ARGUMENT,
+                 "backend is %d; expected KILN_BACKEND_AUTO, _CPU, _CUDA or _HIP", (int)backend);
     KILN_FAIL_IF(device < 0, KILN_INVALID_ARGUMENT, "device is %d; it must be >= 0", device);
     if (backend == KILN_BACKEND_AUTO) {
         KILN_FORWARD(kiln_backend_decide(&decision));
