@@ -406,8 +406,9 @@ kiln_status kiln_cpu_attention(kiln_cpu_state *st, const kiln_attn_problem *p,
                 free(job.item_start);
                 free(job.blocks);
                 return kiln_fail(KILN_WORKSPACE_TOO_SMALL,
-                                 "cpu attention: workspace of %zu bytes, %d splits need %zu",
-                                 p->workspace_size, (int)splits, ws_need);
+                                 "cpu attention: workspace of %llu bytes, %d splits need %llu",
+                                 (unsigned long long)p->workspace_size, (int)splits,
+                                 (unsigned long long)ws_need);
             }
             ws = p->workspace;
         } else {

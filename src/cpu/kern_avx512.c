@@ -69,44 +69,63 @@ static void pack_v(void *dst, const void *const *rows, int n, int d, int dpad, k
             for (int c = 0; c < NZ; c++)                                                     \
                 _mm512_storeu_ps(b->o + r * b->o_ld + dc + 16 * c, acc[r][c]);               \
     }
-PV_CHUNK(4)
 PV_CHUNK(2)
 PV_CHUNK(1)
 
+/* The full-width chunk (64 dims) with named accumulators. */
+static inline void pv_chunk4(const kiln_cpu_block *b, const float *p, const float *alpha,
+                             int dc) {
+    KILN_ROWS_X(ACC_LOAD_O)
+    const float *v = (const float *)b->v + dc;
+    for (int j = 0; j < T; j++) {
+        const float *vj = v + (size_t)j * b->dpad;
+        __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16);
+        __m512 v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48);
+#define PV_ROW(r)                                                                             \
+    {                                                                                         \
+        __m512 pb = _mm512_set1_ps(p[r * T + j]);                                             \
+        a##r##0 = _mm512_fmadd_ps(pb, v0, a##r##0);                                           \
+        a##r##1 = _mm512_fmadd_ps(pb, v1, a##r##1);                                           \
+        a##r##2 = _mm512_fmadd_ps(pb, v2, a##r##2);                                           \
+        a##r##3 = _mm512_fmadd_ps(pb, v3, a##r##3);                                           \
+    }
+        KILN_ROWS_X(PV_ROW)
+#undef PV_ROW
+    }
+    KILN_ROWS_X(ACC_STORE_O)
+}
+
 static void block(const kiln_cpu_block *b) {
-    float s[R * T], p[R * T], alpha[R];
+    float s[R * T], alpha[R];
     const float *q = b->q, *k = b->k;
-    __m512 acc[R][4];
-    for (int r = 0; r < R; r++)
-        for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_ps();
+    /* Named accumulators: compilers keep these in registers, not an array. */
+    KILN_ROWS_X(ACC_DECL)
     for (int t = 0; t < b->d; t++) {
         const float *kt = k + (size_t)t * T;
         __m512 k0 = _mm512_loadu_ps(kt), k1 = _mm512_loadu_ps(kt + 16);
         __m512 k2 = _mm512_loadu_ps(kt + 32), k3 = _mm512_loadu_ps(kt + 48);
-        for (int r = 0; r < R; r++) {
-            __m512 qb = _mm512_set1_ps(q[r * b->q_ld + t]);
-            acc[r][0] = _mm512_fmadd_ps(qb, k0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(qb, k1, acc[r][1]);
-            acc[r][2] = _mm512_fmadd_ps(qb, k2, acc[r][2]);
-            acc[r][3] = _mm512_fmadd_ps(qb, k3, acc[r][3]);
-        }
+#define QK_ROW(r)                                                                             \
+    {                                                                                         \
+        __m512 qb = _mm512_set1_ps(q[r * b->q_ld + t]);                                       \
+        a##r##0 = _mm512_fmadd_ps(qb, k0, a##r##0);                                           \
+        a##r##1 = _mm512_fmadd_ps(qb, k1, a##r##1);                                           \
+        a##r##2 = _mm512_fmadd_ps(qb, k2, a##r##2);                                           \
+        a##r##3 = _mm512_fmadd_ps(qb, k3, a##r##3);                                           \
+    }
+        KILN_ROWS_X(QK_ROW)
+#undef QK_ROW
     }
     __m512 sc = _mm512_set1_ps(b->scale);
-    for (int r = 0; r < R; r++)
-        for (int c = 0; c < 4; c++) _mm512_storeu_ps(s + r * T + 16 * c, _mm512_mul_ps(acc[r][c], sc));
+    KILN_ROWS_X(ACC_STORE_S)
     if (b->fixup) b->fixup(b->fixup_ctx, s, b->r0, b->j0);
-    for (int r = 0; r < R; r++) {
-        __m512 pr[4];
-        kiln_softmax_row512(s + r * T, b->m + r, b->l + r, alpha + r, pr);
-        for (int c = 0; c < 4; c++) _mm512_storeu_ps(p + r * T + 16 * c, pr[c]);
-    }
+    kiln_softmax_block512(s, b->m, b->l, alpha, NULL);
     int dc = 0;
-    for (; dc + 64 <= b->dpad; dc += 64) pv_chunk4(b, p, alpha, dc);
+    for (; dc + 64 <= b->dpad; dc += 64) pv_chunk4(b, s, alpha, dc);
     if (dc + 32 <= b->dpad) {
-        pv_chunk2(b, p, alpha, dc);
+        pv_chunk2(b, s, alpha, dc);
         dc += 32;
     }
-    if (dc < b->dpad) pv_chunk1(b, p, alpha, dc);
+    if (dc < b->dpad) pv_chunk1(b, s, alpha, dc);
 }
 
 static inline __m512 act16(kiln_activation a, __m512 x) {

@@ -81,40 +81,58 @@ static void pack_v(void *dst, const void *const *rows, int n, int d, int dpad, k
             for (int c = 0; c < NZ; c++)                                                     \
                 _mm512_storeu_ps(b->o + r * b->o_ld + dc + 16 * c, acc[r][c]);               \
     }
-PV_CHUNK(4)
 PV_CHUNK(2)
 PV_CHUNK(1)
+
+/* The full-width chunk (64 dims) with named accumulators. */
+static inline void pv_chunk4(const kiln_cpu_block *b, const uint32_t *p, const float *alpha,
+                             int dc) {
+    KILN_ROWS_X(ACC_LOAD_O)
+    const uint32_t *v = (const uint32_t *)b->v + dc;
+    for (int jp = 0; jp < T / 2; jp++) {
+        const uint32_t *vj = v + (size_t)jp * b->dpad;
+        __m512i v0 = _mm512_loadu_si512(vj), v1 = _mm512_loadu_si512(vj + 16);
+        __m512i v2 = _mm512_loadu_si512(vj + 32), v3 = _mm512_loadu_si512(vj + 48);
+#define PV_ROW(r)                                                                             \
+    {                                                                                         \
+        __m512i pb = _mm512_set1_epi32((int)p[r * (T / 2) + jp]);                             \
+        a##r##0 = DP(a##r##0, pb, v0);                                                        \
+        a##r##1 = DP(a##r##1, pb, v1);                                                        \
+        a##r##2 = DP(a##r##2, pb, v2);                                                        \
+        a##r##3 = DP(a##r##3, pb, v3);                                                        \
+    }
+        KILN_ROWS_X(PV_ROW)
+#undef PV_ROW
+    }
+    KILN_ROWS_X(ACC_STORE_O)
+}
 
 static void block(const kiln_cpu_block *b) {
     float s[R * T], alpha[R];
     uint32_t p[R * T / 2];
     const uint32_t *q = b->q, *k = b->k;
     int64_t qld = b->q_ld / 2;
-    __m512 acc[R][4];
-    for (int r = 0; r < R; r++)
-        for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_ps();
+    /* Named accumulators: compilers keep these in registers, not an array. */
+    KILN_ROWS_X(ACC_DECL)
     for (int pp = 0; pp < b->d / 2; pp++) {
         const uint32_t *kt = k + (size_t)pp * T;
         __m512i k0 = _mm512_loadu_si512(kt), k1 = _mm512_loadu_si512(kt + 16);
         __m512i k2 = _mm512_loadu_si512(kt + 32), k3 = _mm512_loadu_si512(kt + 48);
-        for (int r = 0; r < R; r++) {
-            __m512i qb = _mm512_set1_epi32((int)q[r * qld + pp]);
-            acc[r][0] = DP(acc[r][0], qb, k0);
-            acc[r][1] = DP(acc[r][1], qb, k1);
-            acc[r][2] = DP(acc[r][2], qb, k2);
-            acc[r][3] = DP(acc[r][3], qb, k3);
-        }
+#define QK_ROW(r)                                                                             \
+    {                                                                                         \
+        __m512i qb = _mm512_set1_epi32((int)q[r * qld + pp]);                                 \
+        a##r##0 = DP(a##r##0, qb, k0);                                                        \
+        a##r##1 = DP(a##r##1, qb, k1);                                                        \
+        a##r##2 = DP(a##r##2, qb, k2);                                                        \
+        a##r##3 = DP(a##r##3, qb, k3);                                                        \
+    }
+        KILN_ROWS_X(QK_ROW)
+#undef QK_ROW
     }
     __m512 sc = _mm512_set1_ps(b->scale);
-    for (int r = 0; r < R; r++)
-        for (int c = 0; c < 4; c++) _mm512_storeu_ps(s + r * T + 16 * c, _mm512_mul_ps(acc[r][c], sc));
+    KILN_ROWS_X(ACC_STORE_S)
     if (b->fixup) b->fixup(b->fixup_ctx, s, b->r0, b->j0);
-    for (int r = 0; r < R; r++) {
-        __m512 pr[4];
-        kiln_softmax_row512(s + r * T, b->m + r, b->l + r, alpha + r, pr);
-        _mm512_storeu_si512(p + r * (T / 2), (__m512i)_mm512_cvtne2ps_pbh(pr[1], pr[0]));
-        _mm512_storeu_si512(p + r * (T / 2) + 16, (__m512i)_mm512_cvtne2ps_pbh(pr[3], pr[2]));
-    }
+    kiln_softmax_block512(s, b->m, b->l, alpha, p);
     int dc = 0;
     for (; dc + 64 <= b->dpad; dc += 64) pv_chunk4(b, p, alpha, dc);
     if (dc + 32 <= b->dpad) {

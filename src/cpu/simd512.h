@@ -37,31 +37,87 @@ static inline __m512 kiln_exp512_full(__m512 x) {
     return kiln_exp512(x);
 }
 
-/* Online-softmax update of one row of a register block from its 64 scaled scores: new max,
- * rescale factor, probabilities p[4] and running sum. Returns 0 when the row has seen no
- * visible key yet (p is zero, alpha 1, state unchanged). */
-static inline int kiln_softmax_row512(const float *srow, float *m, float *l, float *alpha,
-                                      __m512 p[4]) {
-    __m512 x0 = _mm512_loadu_ps(srow), x1 = _mm512_loadu_ps(srow + 16);
-    __m512 x2 = _mm512_loadu_ps(srow + 32), x3 = _mm512_loadu_ps(srow + 48);
-    float mx = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(x0, x1), _mm512_max_ps(x2, x3)));
-    float mold = *m, mnew = mold > mx ? mold : mx;
-    if (mnew == -INFINITY) {
-        p[0] = p[1] = p[2] = p[3] = _mm512_setzero_ps();
-        *alpha = 1.0f;
-        return 0;
+/* 2^t for t <= 0, t < -150 giving exactly 0. DEG 6 (|rel error| ~1e-7) for f32 results,
+ * DEG 4 (~4e-5) where the result is rounded to bf16 anyway. */
+#define KILN_EXP2_512(DEG)                                                                    \
+    static inline __m512 kiln_exp2_512_d##DEG(__m512 t) {                                    \
+        t = _mm512_max_ps(t, _mm512_set1_ps(-160.0f));                                       \
+        __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);   \
+        __m512 f = _mm512_sub_ps(t, n);                                                      \
+        __m512 p;                                                                            \
+        if (DEG >= 6) {                                                                      \
+            p = _mm512_set1_ps(1.5403530e-4f);                                               \
+            p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558e-3f));                        \
+            p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291e-3f));                        \
+        } else {                                                                             \
+            p = _mm512_set1_ps(9.6181291e-3f);                                               \
+        }                                                                                    \
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504109e-2f));                            \
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022651e-1f));                            \
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718e-1f));                            \
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));                                     \
+        return _mm512_scalef_ps(p, n);                                                       \
     }
-    __m512 mb = _mm512_set1_ps(mnew);
-    p[0] = kiln_exp512(_mm512_sub_ps(x0, mb));
-    p[1] = kiln_exp512(_mm512_sub_ps(x1, mb));
-    p[2] = kiln_exp512(_mm512_sub_ps(x2, mb));
-    p[3] = kiln_exp512(_mm512_sub_ps(x3, mb));
-    float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(p[0], p[1]), _mm512_add_ps(p[2], p[3])));
-    float a = mold == -INFINITY ? 0.0f : expf(mold - mnew);
-    *alpha = a;
-    *m = mnew;
-    *l = *l * a + sum;
-    return 1;
+KILN_EXP2_512(6)
+KILN_EXP2_512(4)
+
+/*
+ * Online-softmax update of a register block (KILN_CPU_ROWS rows of KILN_CPU_TILE scaled
+ * scores in s): new row maxima, the rescale factors alpha of the old accumulators, the
+ * probabilities and the running sums. Probabilities go to s in place as f32 (pbf NULL) or
+ * to pbf as bf16 pairs. A row that has seen no visible key yet keeps m = -inf, gets alpha 1
+ * and probabilities 0 (its max is taken as 0 so exp(-inf - 0) = 0 with no special case).
+ */
+static inline void kiln_softmax_block512(float *s, float *m, float *l, float *alpha,
+                                         uint32_t *pbf) {
+    const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
+    const __mmask16 rows = (__mmask16)((1u << KILN_CPU_ROWS) - 1u);
+    float mx[16] = {0};
+    for (int r = 0; r < KILN_CPU_ROWS; r++) {
+        const float *x = s + r * KILN_CPU_TILE;
+        __m512 a = _mm512_max_ps(_mm512_loadu_ps(x), _mm512_loadu_ps(x + 16));
+        __m512 b = _mm512_max_ps(_mm512_loadu_ps(x + 32), _mm512_loadu_ps(x + 48));
+        mx[r] = _mm512_reduce_max_ps(_mm512_max_ps(a, b));
+    }
+    __m512 mold = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), rows, m);
+    __m512 mnew = _mm512_max_ps(mold, _mm512_loadu_ps(mx));
+    __mmask16 seen = _mm512_cmp_ps_mask(mnew, _mm512_set1_ps(-INFINITY), _CMP_NEQ_OQ);
+    __m512 muse = _mm512_maskz_mov_ps(seen, mnew);
+    /* exp(mold - mnew): 0 when mold is -inf, 1 for rows still unseen */
+    __m512 al = kiln_exp2_512_d6(_mm512_mul_ps(_mm512_sub_ps(mold, muse), log2e));
+    al = _mm512_mask_blend_ps(seen, _mm512_set1_ps(1.0f), al);
+    _mm512_mask_storeu_ps(alpha, rows, al);
+    _mm512_mask_storeu_ps(m, rows, mnew);
+    float ml2[16];
+    _mm512_storeu_ps(ml2, _mm512_mul_ps(muse, log2e));
+    for (int r = 0; r < KILN_CPU_ROWS; r++) {
+        float *x = s + r * KILN_CPU_TILE;
+        __m512 mb = _mm512_set1_ps(ml2[r]);
+        __m512 p0, p1, p2, p3;
+#if defined(__AVX512BF16__)
+        if (pbf) {
+            p0 = kiln_exp2_512_d4(_mm512_fmsub_ps(_mm512_loadu_ps(x), log2e, mb));
+            p1 = kiln_exp2_512_d4(_mm512_fmsub_ps(_mm512_loadu_ps(x + 16), log2e, mb));
+            p2 = kiln_exp2_512_d4(_mm512_fmsub_ps(_mm512_loadu_ps(x + 32), log2e, mb));
+            p3 = kiln_exp2_512_d4(_mm512_fmsub_ps(_mm512_loadu_ps(x + 48), log2e, mb));
+            uint32_t *o = pbf + r * (KILN_CPU_TILE / 2);
+            _mm512_storeu_si512(o, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
+            _mm512_storeu_si512(o + 16, (__m512i)_mm512_cvtne2ps_pbh(p3, p2));
+        } else
+#endif
+        {
+            p0 = kiln_exp2_512_d6(_mm512_fmsub_ps(_mm512_loadu_ps(x), log2e, mb));
+            p1 = kiln_exp2_512_d6(_mm512_fmsub_ps(_mm512_loadu_ps(x + 16), log2e, mb));
+            p2 = kiln_exp2_512_d6(_mm512_fmsub_ps(_mm512_loadu_ps(x + 32), log2e, mb));
+            p3 = kiln_exp2_512_d6(_mm512_fmsub_ps(_mm512_loadu_ps(x + 48), log2e, mb));
+            _mm512_storeu_ps(x, p0);
+            _mm512_storeu_ps(x + 16, p1);
+            _mm512_storeu_ps(x + 32, p2);
+            _mm512_storeu_ps(x + 48, p3);
+        }
+        float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(p0, p1), _mm512_add_ps(p2, p3)));
+        l[r] = l[r] * alpha[r] + sum;
+    }
 }
 
 /* 16 x 16 transpose of 32-bit lanes. */
@@ -126,5 +182,35 @@ static inline void kiln_store16(void *dst, int64_t i, kiln_dtype dt, __m512 x, _
 static inline __mmask16 kiln_mask16(int64_t left) {
     return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
 }
+
+/* Register-block helpers over KILN_CPU_ROWS (6) rows of four accumulators a<r><c>, with
+ * b (the kiln_cpu_block), s (scores), alpha and dc in scope. */
+#define KILN_ROWS_X(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define ACC_DECL(r)                                                                           \
+    __m512 a##r##0 = _mm512_setzero_ps(), a##r##1 = _mm512_setzero_ps(),                     \
+           a##r##2 = _mm512_setzero_ps(), a##r##3 = _mm512_setzero_ps();
+#define ACC_STORE_S(r)                                                                        \
+    _mm512_storeu_ps(s + r * KILN_CPU_TILE, _mm512_mul_ps(a##r##0, sc));                      \
+    _mm512_storeu_ps(s + r * KILN_CPU_TILE + 16, _mm512_mul_ps(a##r##1, sc));                 \
+    _mm512_storeu_ps(s + r * KILN_CPU_TILE + 32, _mm512_mul_ps(a##r##2, sc));                 \
+    _mm512_storeu_ps(s + r * KILN_CPU_TILE + 48, _mm512_mul_ps(a##r##3, sc));
+#define ACC_LOAD_O(r)                                                                         \
+    __m512 a##r##0, a##r##1, a##r##2, a##r##3;                                                \
+    {                                                                                         \
+        __m512 al = _mm512_set1_ps(alpha[r]);                                                 \
+        const float *o_ = b->o + r * b->o_ld + dc;                                            \
+        a##r##0 = _mm512_mul_ps(al, _mm512_loadu_ps(o_));                                     \
+        a##r##1 = _mm512_mul_ps(al, _mm512_loadu_ps(o_ + 16));                                \
+        a##r##2 = _mm512_mul_ps(al, _mm512_loadu_ps(o_ + 32));                                \
+        a##r##3 = _mm512_mul_ps(al, _mm512_loadu_ps(o_ + 48));                                \
+    }
+#define ACC_STORE_O(r)                                                                        \
+    {                                                                                         \
+        float *o_ = b->o + r * b->o_ld + dc;                                                  \
+        _mm512_storeu_ps(o_, a##r##0);                                                        \
+        _mm512_storeu_ps(o_ + 16, a##r##1);                                                   \
+        _mm512_storeu_ps(o_ + 32, a##r##2);                                                   \
+        _mm512_storeu_ps(o_ + 48, a##r##3);                                                   \
+    }
 
 #endif
