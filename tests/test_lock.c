@@ -20,7 +20,12 @@ static int on_windows(void) { return kiln_fs_sep() == '\\'; }
 
 static void path_join(char *out, size_t cap, const char *dir, const char *name)
 {
-    snprintf(out, cap, "%s%c%s", dir, kiln_fs_sep(), name);
+    int n = snprintf(out, cap, "%s%c%s", dir, kiln_fs_sep(), name);
+    if (n < 0 || (size_t)n >= cap) {
+        fprintf(stderr, "path too long for the test's buffers: %s%c%s\n", dir, kiln_fs_sep(),
+                name);
+        exit(1);
+    }
 }
 
 /* Folder of the test program, when ctest gave its full path; else the temporary folder. */

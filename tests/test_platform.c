@@ -16,14 +16,19 @@ static int on_windows(void) { return kiln_fs_sep() == '\\'; }
 
 static void path_join(char *out, size_t cap, const char *dir, const char *name)
 {
-    snprintf(out, cap, "%s%c%s", dir, kiln_fs_sep(), name);
+    int n = snprintf(out, cap, "%s%c%s", dir, kiln_fs_sep(), name);
+    if (n < 0 || (size_t)n >= cap) {
+        fprintf(stderr, "path too long for the test's buffers: %s%c%s\n", dir, kiln_fs_sep(),
+                name);
+        exit(1);
+    }
 }
 
 /* An absolute scratch folder unique to this run, beside the test program when ctest gave
  * its full path (so a clean build folder removes it), else in the temporary folder. */
 static void scratch_dir(char *out, size_t cap, const char *argv0, const char *tag)
 {
-    char base[1024] = "";
+    char base[512] = "";
     const char *slash = NULL;
     int absolute = argv0 && (argv0[0] == '/' || argv0[0] == '\\' ||
                              (argv0[0] && argv0[1] == ':'));
