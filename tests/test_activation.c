@@ -88,7 +88,7 @@ static void run(tc_env *env, const act_case *a) {
         char prefix[64];
         snprintf(prefix, sizeof prefix, "%s_and_mul.%s.", act_names[a->act],
                  kiln_dtype_name(a->dtype));
-        tc_check_dispatch(env, a->dtype, 0, prefix, NULL, -1);
+        tc_check_dispatch(env, a->dtype, 0, prefix, 0, NULL, -1);
         CHECK_OK(kiln_ctx_synchronize(env->ctx, NULL));
         tc_download(&out);
 

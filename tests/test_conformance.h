@@ -285,10 +285,10 @@ static inline void tc_check_untouched(const tc_tensor *t, const tc_marks *mk, co
 
 /* ---- dispatch report ------------------------------------------------------------------ */
 
-/* Checks kiln_last_dispatch() names this backend and a variant key starting with prefix
- * (and holding token ".<mode>." when mode is not NULL). */
+/* Checks kiln_last_dispatch() names this backend and a variant key starting with prefix,
+ * naming a head dim >= head_dim (when > 0) and holding ".<mode>" when mode is not NULL. */
 static inline void tc_check_dispatch(tc_env *env, kiln_dtype dtype, int bf16_level,
-                                     const char *prefix, const char *mode,
+                                     const char *prefix, int64_t head_dim, const char *mode,
                                      int32_t asked_splits) {
     kiln_dispatch d;
     memset(&d, 0, sizeof d);
@@ -301,6 +301,17 @@ static inline void tc_check_dispatch(tc_env *env, kiln_dtype dtype, int bf16_lev
     if (strncmp(d.variant, prefix, strlen(prefix)) != 0)
         check_fail_(__FILE__, __LINE__, "dispatch variant \"%s\" does not start with \"%s\"",
                     d.variant, prefix);
+    if (head_dim > 0) {
+        /* A kernel may serve a range of head dims (d80 on a d128 kernel): the key names the
+         * kernel, which must cover the problem's head dim. */
+        const char *p = strstr(d.variant, ".d");
+        long kd = p ? strtol(p + 2, NULL, 10) : 0;
+        check_state_.checks++;
+        if (kd < head_dim || kd > 256)
+            check_fail_(__FILE__, __LINE__,
+                        "dispatch variant \"%s\" names no head dim covering d%lld",
+                        d.variant, (long long)head_dim);
+    }
     if (mode) {
         char tok[32];
         snprintf(tok, sizeof tok, ".%s", mode);
@@ -712,9 +723,8 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
     CHECK_OK(st);
     if (st == KILN_OK) {
         char prefix[64];
-        snprintf(prefix, sizeof prefix, "attn_fwd.%s.d%lld.", kiln_dtype_name(c->dtype),
-                 (long long)D);
-        tc_check_dispatch(env, c->dtype, 1, prefix, tc_mode_name(c->mode), c->num_splits);
+        snprintf(prefix, sizeof prefix, "attn_fwd.%s.d", kiln_dtype_name(c->dtype));
+        tc_check_dispatch(env, c->dtype, 1, prefix, D, tc_mode_name(c->mode), c->num_splits);
         CHECK_OK(kiln_ctx_synchronize(ctx, NULL));
         tc_download(&out);
         if (c->lse) tc_download(&lse);
