@@ -80,16 +80,15 @@ static int wait_for_owner(const char *lock, uint64_t pid, unsigned timeout_ms)
     return 0;
 }
 
-/* The id of a process that has exited (and been reaped). */
-static uint64_t dead_pid(void)
+/* A child that has exited. Its handle stays open until the caller frees it, because
+ * Windows (and Wine, eagerly) may give the id to a new process once no handle refers to the
+ * old one; on Unix the id was released when the child was reaped. */
+static kiln_child *exited_child(void)
 {
     kiln_child *c = run_holder("exit", NULL, NULL, NULL);
     int code = -1;
-    if (!c) return 0;
-    uint64_t pid = kiln_process_child_id(c);
-    kiln_process_wait(c, KILN_WAIT_FOREVER, &code);
-    kiln_process_free(c);
-    return pid;
+    if (c) kiln_process_wait(c, KILN_WAIT_FOREVER, &code);
+    return c;
 }
 
 static void plant(const char *lock, uint64_t pid)
@@ -252,8 +251,8 @@ static void test_children(const char *dir)
     CHECK_EQ(kiln_process_kill(child), 0);
     CHECK_EQ(kiln_process_wait(child, 30000, &code), 0);
     CHECK_EQ(code, 137);
-    kiln_process_free(child);
     CHECK_EQ(kiln_process_alive(pid), 0);
+    kiln_process_free(child);
     CHECK_EQ(kiln_fs_exists(lock_path), 1); /* the killed child could not clean up */
     CHECK_EQ(kiln_lock_acquire(lock_path, 5000, &lock, err, sizeof err), 0);
     CHECK_EQ(kiln_lock_owner(lock_path, &owner), 0);
@@ -276,12 +275,14 @@ static void test_children(const char *dir)
     check_note_ran();
 
     check_case("lock: a lock naming a process that has exited is recovered");
-    uint64_t gone = dead_pid();
-    CHECK(gone != 0);
-    CHECK_EQ(kiln_process_alive(gone), 0);
-    plant(lock_path, gone);
+    kiln_child *gone = exited_child();
+    CHECK(gone != NULL);
+    if (!gone) return;
+    CHECK_EQ(kiln_process_alive(kiln_process_child_id(gone)), 0);
+    plant(lock_path, kiln_process_child_id(gone));
     CHECK_EQ(kiln_lock_acquire(lock_path, 5000, &lock, err, sizeof err), 0);
     kiln_lock_release(lock);
+    kiln_process_free(gone);
     check_note_ran();
 
     check_case("lock: a released child lock is taken without waiting for a timeout");
@@ -334,13 +335,14 @@ static void test_contention(const char *dir)
     char lock_path[2048], counter[2048], err[512];
     path_join(lock_path, sizeof lock_path, dir, "contended.lock");
     path_join(counter, sizeof counter, dir, "counter.txt");
-    uint64_t gone = dead_pid();
+    kiln_child *gone = exited_child();
+    uint64_t gone_pid = gone ? kiln_process_child_id(gone) : 4294967290u;
 
     check_case("lock: threads racing to break one stale lock never overlap");
     race_state s = {lock_path, kiln_mutex_create(), 0, 0, 0, 0};
     kiln_thread *t[4];
     for (int round = 0; round < 5; round++) {
-        plant(lock_path, gone ? gone : 4294967290u);
+        plant(lock_path, gone_pid);
         for (int i = 0; i < 4; i++) t[i] = kiln_thread_start(racer, &s);
         for (int i = 0; i < 4; i++) kiln_thread_join(t[i]);
     }
@@ -351,7 +353,7 @@ static void test_contention(const char *dir)
     check_note_ran();
 
     check_case("lock: three processes incrementing a file under the lock lose no update");
-    plant(lock_path, gone ? gone : 4294967290u);
+    plant(lock_path, gone_pid);
     CHECK_EQ(kiln_fs_write_atomic(counter, "0\n", 2, err, sizeof err), 0);
     kiln_child *c[3];
     for (int i = 0; i < 3; i++) c[i] = run_holder("contend", lock_path, "25", counter);
@@ -370,6 +372,7 @@ static void test_contention(const char *dir)
     free(data);
     CHECK_EQ(kiln_fs_exists(lock_path), 0);
     kiln_fs_remove(counter);
+    kiln_process_free(gone);
     check_note_ran();
 }
 
