@@ -689,10 +689,12 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
         alibi_host = alibi.host;
     }
     int64_t rows_q = packed_q ? total_q + c->extra_rows : B * max_lq;
-    /* Bounds passed to the call and to the workspace query alike. For a paged cache the key
-     * bound is the longest sequence in seqlens_k, as kiln_attention_workspace_size says. */
+    /* Bounds passed to the call and to the workspace query alike; for a paged cache the
+     * query's key bound is the table's capacity (kiln_attention_workspace_size). */
     const int64_t mq = max_lq + (packed_q ? c->max_q_slack : 0);
-    const int64_t mk = max_lk + (c->mode == KILN_MODE_VARLEN ? c->max_q_slack : 0);
+    const int64_t mk = c->mode == KILN_MODE_PAGED
+                           ? pages.max_pages * c->page_size
+                           : max_lk + (c->mode == KILN_MODE_VARLEN ? c->max_q_slack : 0);
     if (c->caller_ws) {
         size_t need = 0;
         CHECK_OK(kiln_attention_workspace_size(ctx, B, rows_q, mq, mk, c->hq, D,

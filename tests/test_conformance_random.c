@@ -7,7 +7,7 @@
 #include "test_conformance.h"
 
 static uint64_t seed = 20261130;
-static int64_t cases = 60;
+static int64_t cases = 150;
 
 static int32_t pick_len(tc_rng *r, int64_t max) {
     /* Empty and single-token sequences are common edge cases; weight them. */

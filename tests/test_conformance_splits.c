@@ -46,8 +46,7 @@ static void body(tc_env *env) {
         p.page_size = 16, p.shuffle = 1;
         p.seed = 320;
         each_split(env, p);
-        /* Short sequences in a roomy table: the workspace is sized from the longest
-         * sequence in seqlens_k, as kiln_attention_workspace_size documents. */
+        /* Short sequences in a roomy table: fewer keys than splits in every sequence. */
         tc_attn_case shortk = p;
         shortk.batch = 2, shortk.lk[0] = 3, shortk.lk[1] = 5, shortk.page_size = 64;
         shortk.seed = 325;
