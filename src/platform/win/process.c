@@ -83,9 +83,55 @@ done:
     return line;
 }
 
+/* Runs the command line with the standard handles passed on and no other handle: the
+ * handle list keeps anything else inheritable in this process (a C runtime file, say) out of
+ * the child, where it could hold a lock file or pipe open after we close ours. */
+static BOOL create_with_std_handles(wchar_t *line, PROCESS_INFORMATION *pi)
+{
+    STARTUPINFOEXW si;
+    HANDLE list[3];
+    DWORD count = 0;
+    SIZE_T size = 0;
+    BOOL ok = FALSE, listed = FALSE;
+    memset(&si, 0, sizeof si);
+    si.StartupInfo.cb = sizeof si;
+    si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+    si.StartupInfo.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    si.StartupInfo.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
+    si.StartupInfo.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+    HANDLE std[3] = {si.StartupInfo.hStdInput, si.StartupInfo.hStdOutput,
+                     si.StartupInfo.hStdError};
+    for (int i = 0; i < 3; i++) {
+        int seen = 0;
+        if (!std[i] || std[i] == INVALID_HANDLE_VALUE) continue;
+        for (DWORD j = 0; j < count; j++) seen |= list[j] == std[i];
+        /* A handle must be inheritable to be listed; the list still limits what goes. */
+        if (!seen && SetHandleInformation(std[i], HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT))
+            list[count++] = std[i];
+    }
+    InitializeProcThreadAttributeList(NULL, 1, 0, &size);
+    si.lpAttributeList = count && size ? malloc(size) : NULL;
+    if (si.lpAttributeList && InitializeProcThreadAttributeList(si.lpAttributeList, 1, 0, &size)) {
+        listed = UpdateProcThreadAttribute(si.lpAttributeList, 0,
+                                           PROC_THREAD_ATTRIBUTE_HANDLE_LIST, list,
+                                           count * sizeof *list, NULL, NULL);
+        if (listed)
+            ok = CreateProcessW(NULL, line, NULL, NULL, TRUE, EXTENDED_STARTUPINFO_PRESENT, NULL,
+                                NULL, &si.StartupInfo, pi);
+        DeleteProcThreadAttributeList(si.lpAttributeList);
+    }
+    free(si.lpAttributeList);
+    if (!listed) {
+        /* Without a handle list nothing is inherited, standard handles included. */
+        si.StartupInfo.cb = sizeof si.StartupInfo;
+        si.StartupInfo.dwFlags = 0;
+        ok = CreateProcessW(NULL, line, NULL, NULL, FALSE, 0, NULL, NULL, &si.StartupInfo, pi);
+    }
+    return ok;
+}
+
 kiln_child *kiln_process_spawn(const char *const *argv, char *err, size_t errcap)
 {
-    STARTUPINFOW si;
     PROCESS_INFORMATION pi;
     kiln_child *c;
     wchar_t *line;
@@ -101,15 +147,13 @@ kiln_child *kiln_process_spawn(const char *const *argv, char *err, size_t errcap
                              argv[0]);
         return NULL;
     }
-    memset(&si, 0, sizeof si);
-    si.cb = sizeof si;
     /* No application name: CreateProcessW then takes the program from the quoted first
-     * argument and adds ".exe" when it has no extension, as a shell would. Handles are not
-     * inherited, so the child cannot keep one of ours (a lock file, say) open. */
-    if (!CreateProcessW(NULL, line, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi)) {
+     * argument and adds ".exe" when it has no extension, as a shell would. */
+    if (!create_with_std_handles(line, &pi)) {
+        DWORD code = GetLastError();
         char what[512];
         snprintf(what, sizeof what, "cannot run '%s'", argv[0]);
-        kiln_win_error(err, errcap, what, GetLastError());
+        kiln_win_error(err, errcap, what, code);
         free(line);
         free(c);
         return NULL;
