@@ -24,6 +24,20 @@
 
 static size_t dtype_bytes(kiln_dtype dt) { return dt == KILN_F32 ? 4 : 2; }
 
+/* Rows of q, k and v sit a whole token apart in memory (heads interleaved), a stride the
+ * hardware prefetchers do not follow across pages, so the next rows are requested early. */
+#if defined(__GNUC__) || defined(__clang__)
+#define KILN_PREFETCH(ptr) __builtin_prefetch(ptr)
+#define KILN_PREFETCH_W(ptr) __builtin_prefetch(ptr, 1)
+#else
+#define KILN_PREFETCH(ptr) ((void)(ptr))
+#define KILN_PREFETCH_W(ptr) ((void)(ptr))
+#endif
+
+static void prefetch_row(const void *row, size_t bytes) {
+    for (size_t off = 0; off < bytes; off += 64) KILN_PREFETCH((const unsigned char *)row + off);
+}
+
 typedef struct seq_info {
     int64_t sq, sk;
     int64_t q_row0; /* first global query row (workspace row index) */
@@ -160,15 +174,14 @@ static void write_row(const attn_job *job, const seq_info *sq, int64_t b, int64_
         int64_t grow = sq->q_row0 + i;
         size_t idx = ((size_t)split * (size_t)p->rows_q + (size_t)grow) * (size_t)p->heads_q +
                      (size_t)h;
-        float *dst = job->ws_o + idx * (size_t)d;
-        for (int64_t t = 0; t < d; t++) dst[t] = o[t] * inv;
+        job->kr->store_row(job->ws_o + idx * (size_t)d, o, inv, (int)d, KILN_F32);
         job->ws_lse[idx] = lse;
         return;
     }
     int64_t ob = p->cu_seqlens_q ? p->cu_seqlens_q[b] * p->o_stride_row : b * p->o_stride_batch;
     unsigned char *dst = (unsigned char *)p->out +
                          (size_t)(ob + i * p->o_stride_row + h * p->o_stride_head) * job->esize;
-    for (int64_t t = 0; t < d; t++) kiln_store_f32(dst, t, p->dtype, o[t] * inv);
+    job->kr->store_row(dst, o, inv, (int)d, p->dtype);
     if (p->lse) {
         int64_t lb = p->cu_seqlens_q ? p->cu_seqlens_q[b] * p->lse_stride_row
                                      : b * p->lse_stride_batch;
@@ -208,6 +221,12 @@ static void attn_item(void *ctx, int64_t item, int slot) {
         s.row_i[r] = c / job->group;
         s.row_h[r] = hkv * job->group + c % job->group;
         unsigned char *qdst = s.q + (size_t)r * (size_t)dpad * elem;
+        if (r + 8 < nrows) {
+            int64_t cn = c0 + r + 8, in = cn / job->group, hn = hkv * job->group + cn % job->group;
+            prefetch_row((const unsigned char *)p->q +
+                             (size_t)(qb + in * p->q_stride_row + hn * p->q_stride_head) * job->esize,
+                         (size_t)d * job->esize);
+        }
         if (r < nrows) {
             const unsigned char *qsrc =
                 (const unsigned char *)p->q +
@@ -255,6 +274,14 @@ static void attn_item(void *ctx, int64_t item, int slot) {
         kv_rows(job, s.krows, s.vrows, b, hkv, j0, n);
         kr->pack_k(s.k, s.krows, n, (int)d, p->dtype);
         kr->pack_v(s.v, s.vrows, n, (int)d, (int)dpad, p->dtype);
+        if (j0 + KILN_CPU_TILE < jhi) {
+            int nn = jhi - j0 - KILN_CPU_TILE < KILN_CPU_TILE ? (int)(jhi - j0 - KILN_CPU_TILE) : KILN_CPU_TILE;
+            kv_rows(job, s.krows, s.vrows, b, hkv, j0 + KILN_CPU_TILE, nn);
+            for (int t = 0; t < nn; t++) {
+                prefetch_row(s.krows[t], (size_t)d * job->esize);
+                prefetch_row(s.vrows[t], (size_t)d * job->esize);
+            }
+        }
         fc.n_end = j0 + n;
         int64_t jlast = j0 + n - 1;
         for (int r0 = 0; r0 < nrows; r0 += KILN_CPU_ROWS) {
@@ -277,9 +304,18 @@ static void attn_item(void *ctx, int64_t item, int slot) {
         }
     }
 
-    for (int r = 0; r < nrows; r++)
+    for (int r = 0; r < nrows; r++) {
+        if (r + 4 < nrows && job->splits == 1) {
+            int64_t ob = p->cu_seqlens_q ? p->cu_seqlens_q[b] * p->o_stride_row : b * p->o_stride_batch;
+            const unsigned char *dst =
+                (const unsigned char *)p->out +
+                (size_t)(ob + s.row_i[r + 4] * p->o_stride_row + s.row_h[r + 4] * p->o_stride_head) *
+                    job->esize;
+            for (size_t at = 0; at < (size_t)d * job->esize; at += 64) KILN_PREFETCH_W(dst + at);
+        }
         write_row(job, &sq, b, s.row_i[r], s.row_h[r], split, s.o + (size_t)r * (size_t)dpad,
                   s.m[r], s.l[r]);
+    }
 }
 
 typedef struct combine_job {
@@ -369,7 +405,7 @@ kiln_status kiln_cpu_attention(kiln_cpu_state *st, const kiln_attn_problem *p,
     job.dpad = (p->head_dim + kr->dpad_align - 1) / kr->dpad_align * kr->dpad_align;
 
     /* Bigger row blocks amortise K/V packing; smaller ones feed more threads. */
-    int64_t bm = p->head_dim <= 64 ? 256 : p->head_dim <= 128 ? 128 : 64;
+    int64_t bm = p->head_dim <= 64 ? 1024 : p->head_dim <= 128 ? 512 : 256;
     job.item_start = malloc(((size_t)p->batch + 1) * sizeof(int64_t));
     job.blocks = malloc(((size_t)p->batch + 1) * sizeof(int64_t));
     if (!job.item_start || !job.blocks) {

@@ -93,6 +93,8 @@ typedef struct kiln_cpu_kernels {
                 void *out, int64_t n);
     /* Runs a register-blocked FMA loop; returns the fp32 FLOPs it did. */
     double (*fma_loop)(int64_t iters);
+    /* dst[t] = src[t] * mul for t < d (a multiple of 8), stored as dtype dt. */
+    void (*store_row)(void *dst, const float *src, float mul, int d, kiln_dtype dt);
 } kiln_cpu_kernels;
 
 /* Each returns NULL when this build could not compile the level. */

@@ -251,8 +251,13 @@ static double fma_loop(int64_t iters) {
     return 10.0 * 16.0 * (double)iters;
 }
 
+static void store_row(void *dst, const float *src, float mul, int d, kiln_dtype dt) {
+    __m256 m = _mm256_set1_ps(mul);
+    for (int t = 0; t < d; t += 8) store8(dst, t, dt, _mm256_mul_ps(_mm256_loadu_ps(src + t), m));
+}
+
 static const kiln_cpu_kernels kernels = {
-    "x86-64-avx2", 0, 8, sizeof(float), pack_q, pack_k, pack_v, block, act, fma_loop,
+    "x86-64-avx2", 0, 8, sizeof(float), pack_q, pack_k, pack_v, block, act, fma_loop, store_row,
 };
 
 const kiln_cpu_kernels *kiln_cpu_kernels_avx2(void) { return &kernels; }

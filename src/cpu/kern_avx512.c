@@ -183,8 +183,16 @@ static double fma_loop(int64_t iters) {
     return 12.0 * 32.0 * (double)iters;
 }
 
+static void store_row(void *dst, const float *src, float mul, int d, kiln_dtype dt) {
+    __m512 m = _mm512_set1_ps(mul);
+    for (int t = 0; t < d; t += 16) {
+        __mmask16 k = kiln_mask16(d - t);
+        kiln_store16(dst, t, dt, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, src + t), m), k);
+    }
+}
+
 static const kiln_cpu_kernels kernels = {
-    "x86-64-avx512", 0, 16, sizeof(float), pack_q, pack_k, pack_v, block, act, fma_loop,
+    "x86-64-avx512", 0, 16, sizeof(float), pack_q, pack_k, pack_v, block, act, fma_loop, store_row,
 };
 
 const kiln_cpu_kernels *kiln_cpu_kernels_avx512(void) { return &kernels; }

@@ -142,7 +142,7 @@ static void block(const kiln_cpu_block *b) {
     if (dc < b->dpad) pv_chunk1(b, p, alpha, dc);
 }
 
-/* Activations and the FMA loop are the avx512 level's (no bf16 dot products in them). */
+/* Activations, the FMA loop and row stores are the avx512 level's (no bf16 dot products in them). */
 static void act(kiln_activation a, kiln_dtype dt, const void *gate, const void *up, void *out,
                 int64_t n) {
     kiln_cpu_kernels_avx512()->act(a, dt, gate, up, out, n);
@@ -150,8 +150,12 @@ static void act(kiln_activation a, kiln_dtype dt, const void *gate, const void *
 
 static double fma_loop(int64_t iters) { return kiln_cpu_kernels_avx512()->fma_loop(iters); }
 
+static void store_row(void *dst, const float *src, float mul, int d, kiln_dtype dt) {
+    kiln_cpu_kernels_avx512()->store_row(dst, src, mul, d, dt);
+}
+
 static const kiln_cpu_kernels kernels = {
-    "x86-64-avx512bf16", 1, 16, 2, pack_q, pack_k, pack_v, block, act, fma_loop,
+    "x86-64-avx512bf16", 1, 16, 2, pack_q, pack_k, pack_v, block, act, fma_loop, store_row,
 };
 
 const kiln_cpu_kernels *kiln_cpu_kernels_avx512bf16(void) {

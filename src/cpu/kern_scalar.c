@@ -86,8 +86,12 @@ static double fma_loop(int64_t iters) {
     return 16.0 * (double)iters;
 }
 
+static void store_row(void *dst, const float *src, float mul, int d, kiln_dtype dt) {
+    for (int t = 0; t < d; t++) kiln_store_f32(dst, t, dt, src[t] * mul);
+}
+
 static const kiln_cpu_kernels kernels = {
-    "scalar", 0, 1, sizeof(float), pack_q, pack_k, pack_v, block, act, fma_loop,
+    "scalar", 0, 1, sizeof(float), pack_q, pack_k, pack_v, block, act, fma_loop, store_row,
 };
 
 const kiln_cpu_kernels *kiln_cpu_kernels_scalar(void) { return &kernels; }
