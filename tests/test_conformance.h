@@ -376,6 +376,7 @@ typedef struct tc_attn_case {
     int32_t num_splits;
     int caller_ws;
     int page_size, shuffle, prefill, nan_tail, shared_page;
+    int corrupt; /* nonzero: break one argument (tc_corrupt) and expect a clean error */
     uint64_t seed;
 } tc_attn_case;
 
@@ -520,6 +521,90 @@ typedef struct tc_pages {
     int32_t *table; /* [batch, max_pages] */
     int64_t max_pages, num_pages;
 } tc_pages;
+
+/* The arguments of one attention call, for tc_corrupt. */
+typedef struct tc_attn_args {
+    tc_tensor *q, *k, *v, *out, *lse, *cuq, *cuk, *bt, *slk;
+    kiln_attention_params *prm;
+    int64_t *max_q, *max_k;
+} tc_attn_args;
+
+/* Breaks one argument in a way the contract rejects in every mode; which one is drawn from
+ * rng among those that apply. Integer tensors are broken in their host copy, before upload.
+ * Returns a description, or NULL if the drawn corruption does not apply to this case. */
+static inline const char *tc_corrupt(const tc_attn_case *c, tc_rng *rng, tc_attn_args *a) {
+    const int64_t hd = a->q->dev.shape[a->q->dev.rank - 1];
+    switch (tc_below(rng, 16)) {
+    case 0: {
+        kiln_tensor *t[4] = {&a->q->dev, &a->k->dev, &a->v->dev, &a->out->dev};
+        for (int i = 0; i < 4; i++) t[i]->shape[t[i]->rank - 1] = hd - 4;
+        return "head dim not a multiple of 8";
+    }
+    case 1: a->k->dev.stride[a->k->dev.rank - 1] = 2; return "k's last dim not contiguous";
+    case 2: {
+        /* Empty views span no bytes, so they overlap nothing. */
+        int64_t nq = 1, no = 1;
+        for (int32_t i = 0; i < a->q->dev.rank; i++) nq *= a->q->dev.shape[i];
+        for (int32_t i = 0; i < a->out->dev.rank; i++) no *= a->out->dev.shape[i];
+        if (nq == 0 || no == 0) return NULL;
+        a->out->dev.data = a->q->dev.data;
+        return "out aliases q";
+    }
+    case 3: a->prm->window_left = -2 - (int32_t)tc_below(rng, 5); return "window_left < -1";
+    case 4: a->prm->softcap = -0.5f; return "softcap < 0";
+    case 5: a->prm->num_splits = -1 - (int32_t)tc_below(rng, 3); return "num_splits < 0";
+    case 6:
+        if (c->hq % 3 == 0) return NULL;
+        a->k->dev.shape[a->k->dev.rank - 2] = a->v->dev.shape[a->v->dev.rank - 2] = 3;
+        return "heads_q not a multiple of heads_kv";
+    case 7: a->v->dev.dtype = c->dtype == KILN_F16 ? KILN_BF16 : KILN_F16; return "v dtype";
+    case 8:
+        if (!c->lse) return NULL;
+        a->lse->dev.dtype = KILN_F16;
+        return "lse not f32";
+    case 9:
+        if (!a->cuq->host.data) return NULL;
+        ((int32_t *)a->cuq->host.data)[c->batch] = (int32_t)a->q->dev.shape[0] + 1;
+        return "cu_seqlens_q last entry > total_q";
+    case 10:
+        if (!a->cuq->host.data || c->batch < 1) return NULL;
+        ((int32_t *)a->cuq->host.data)[0] = 1;
+        return "cu_seqlens_q[0] != 0";
+    case 11:
+        if (!a->cuk->host.data || c->batch < 2) return NULL;
+        ((int32_t *)a->cuk->host.data)[1] = ((int32_t *)a->cuk->host.data)[2] + 1;
+        return "cu_seqlens_k decreasing";
+    case 12: {
+        if (!a->bt->host.data || c->batch < 1) return NULL;
+        /* An entry a sequence uses: columns past a sequence's end are never read. */
+        int32_t *bt = a->bt->host.data;
+        const int64_t b = tc_below(rng, c->batch), P = a->k->dev.shape[1];
+        const int64_t used = (c->lk[b] + P - 1) / P;
+        if (used == 0) return NULL;
+        bt[b * a->bt->host.stride[0] + tc_below(rng, used)] =
+            tc_below(rng, 2) ? (int32_t)a->k->dev.shape[0] : -1;
+        return "block_table entry outside [0, num_pages)";
+    }
+    case 13: {
+        if (!a->slk->host.data || c->batch < 1) return NULL;
+        int64_t b = tc_below(rng, c->batch);
+        ((int32_t *)a->slk->host.data)[b] =
+            (int32_t)(a->bt->host.shape[1] * a->k->dev.shape[1] + 1);
+        return "seqlens_k beyond the table's capacity";
+    }
+    case 14:
+        if (c->mode == KILN_MODE_FIXED || c->mode == KILN_MODE_PAGED) {
+            a->out->dev.shape[0] += 1;
+            return "out shape differs from q";
+        }
+        *a->max_k = -1;
+        return "max_seqlen_k negative";
+    default:
+        a->q->dev.dtype = KILN_I32;
+        a->k->dev.dtype = a->v->dev.dtype = a->out->dev.dtype = KILN_I32;
+        return "i32 attention";
+    }
+}
 
 static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
     char what[400];
@@ -707,23 +792,56 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
         }
     }
 
+    int64_t mq_call = mq, mk_call = mk;
+    const char *broken = NULL;
+    void *out_data = out.dev.data;
+    if (c->corrupt) {
+        tc_attn_args args = {&q, &k, &v, &out, &lse, &cuq, &cuk, &bt, &slk, &prm, &mq_call, &mk_call};
+        tc_rng crng = {c->seed ^ 0x5bd1e995u};
+        for (int tries = 0; !broken && tries < 32; tries++) broken = tc_corrupt(c, &crng, &args);
+        check_case("%s, broken: %s", what, broken ? broken : "nothing");
+    }
+
     tc_tensor *ups[] = {&q, &k, &v, &out, &lse, &cuq, &cuk, &bt, &slk, &alibi};
-    for (size_t i = 0; i < sizeof ups / sizeof ups[0]; i++)
-        if (ups[i]->dev.data) tc_upload(ups[i]);
+    for (size_t i = 0; i < sizeof ups / sizeof ups[0]; i++) {
+        /* out's own buffer even when a corruption pointed the view elsewhere */
+        void *dst = ups[i] == &out ? out_data : ups[i]->dev.data;
+        if (dst && kiln_ctx_copy_to_device(ctx, dst, ups[i]->host.data, ups[i]->bytes) != KILN_OK)
+            check_fail_(__FILE__, __LINE__, "copy to device: %s", kiln_last_error());
+    }
 
     kiln_status st = KILN_INTERNAL;
     if (c->mode == KILN_MODE_FIXED)
         st = kiln_attention_fwd(ctx, &q.dev, &k.dev, &v.dev, &out.dev, c->lse ? &lse.dev : NULL,
                                 &prm);
     else if (c->mode == KILN_MODE_VARLEN)
-        st = kiln_attention_fwd_varlen(ctx, &q.dev, &k.dev, &v.dev, &cuq.dev, &cuk.dev, mq, mk,
+        st = kiln_attention_fwd_varlen(ctx, &q.dev, &k.dev, &v.dev, &cuq.dev, &cuk.dev, mq_call,
+                                       mk_call,
                                        &out.dev, c->lse ? &lse.dev : NULL, &prm);
     else
         st = kiln_attention_fwd_paged(ctx, &q.dev, &k.dev, &v.dev, &bt.dev, &slk.dev,
-                                      c->prefill ? &cuq.dev : NULL, mq, &out.dev,
+                                      c->prefill ? &cuq.dev : NULL, mq_call, &out.dev,
                                       c->lse ? &lse.dev : NULL, &prm);
-    CHECK_OK(st);
-    if (st == KILN_OK) {
+    if (c->corrupt) {
+        /* A clean error: a status, a message, and not one output byte written. */
+        check_state_.checks++;
+        if (st == KILN_OK || st == KILN_INTERNAL || st == KILN_DEVICE_ERROR)
+            check_fail_(__FILE__, __LINE__, "returned %s (\"%s\"); expected an argument error",
+                        kiln_status_name(st), kiln_last_error());
+        CHECK(kiln_last_error()[0] != '\0');
+        out.dev.data = out_data;
+        tc_tensor *outs[] = {&out, &lse};
+        for (size_t i = 0; i < 2; i++) {
+            if (!outs[i]->dev.data) continue;
+            unsigned char *now = malloc(outs[i]->bytes);
+            if (now && kiln_ctx_copy_to_host(ctx, now, outs[i]->dev.data, outs[i]->bytes) == KILN_OK)
+                CHECK_MEM_EQ(now, outs[i]->host.data, outs[i]->bytes);
+            free(now);
+        }
+    } else {
+        CHECK_OK(st);
+    }
+    if (st == KILN_OK && !c->corrupt) {
         char prefix[64];
         snprintf(prefix, sizeof prefix, "attn_fwd.%s.d", kiln_dtype_name(c->dtype));
         tc_check_dispatch(env, c->dtype, 1, prefix, D, tc_mode_name(c->mode), c->num_splits);

@@ -39,6 +39,32 @@ foreach(src ${KILN_TEST_SOURCES})
   set_tests_properties(${short} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${KILN_TEST_TIMEOUT})
 endforeach()
 
+# Fuzz targets run as plain programs: each replays its corpus folder when there is one
+# (tests/fuzz/corpus/<name>/), else a fixed number of seeded random inputs. Built with
+# -DKILN_FUZZ_LIBFUZZER and -fsanitize=fuzzer they are libFuzzer targets instead.
+file(GLOB KILN_FUZZ_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_*.c)
+foreach(src ${KILN_FUZZ_SOURCES})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src})
+  target_include_directories(${name} PRIVATE
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core
+    ${CMAKE_CURRENT_LIST_DIR})
+  target_compile_options(${name} PRIVATE ${KILN_WARNINGS})
+  if(MINGW)
+    target_compile_definitions(${name} PRIVATE __USE_MINGW_ANSI_STDIO=1)
+  endif()
+  target_link_libraries(${name} PRIVATE kiln_static)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+  set(corpus ${CMAKE_CURRENT_LIST_DIR}/fuzz/corpus/${name})
+  if(IS_DIRECTORY ${corpus})
+    add_test(NAME ${name} COMMAND ${name} ${corpus})
+  else()
+    add_test(NAME ${name} COMMAND ${name})
+  endif()
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${KILN_TEST_TIMEOUT}
+    LABELS "fuzz")
+endforeach()
+
 include(${CMAKE_CURRENT_LIST_DIR}/helpers/helpers.cmake OPTIONAL)
 include(${CMAKE_CURRENT_LIST_DIR}/python/tests.cmake OPTIONAL)
 include(${CMAKE_CURRENT_LIST_DIR}/gpu/tests.cmake OPTIONAL)
