@@ -9,15 +9,16 @@
  *
  * One block computes KILN_ATTN_BLOCK_Q query rows of one (batch, head[, split]):
  *   for each key tile of KILN_ATTN_BLOCK_K keys inside the rows' visible range:
- *     stage K and V in shared memory (16-bit, as stored)
+ *     stage K and V in shared memory (16-bit, as stored; a paged row looked up once)
  *     S = scale * Q K^T, soft-cap, ALiBi, mask                (4 scores per thread)
  *     online softmax in fp32: row max, P = exp(S - max), row sum (one thread per row for
  *     the reductions, every thread for the exponentials)
  *     O = O * alpha + P V                                      (thread owns rows x dims)
  * then O / l goes to out and LSE (num_splits == 1) or, with num_splits > 1, the normalised
  * partial output and its LSE go to the fp32 workspace for kernels/combine.cu.
- * Shared memory (bytes) = 2 * 16 * (D + 2) + 4 * 32 * (D + 2) + 4 * 16 * 33 + 4 * 16 * 4:
- * 42.6 KiB at D = 256, under NVIDIA's 48 KiB static limit and AMD's 64 KiB LDS.
+ * Shared memory (bytes) = 2 * 16 * (D + 2) + 2 * 32 * (D + 2) + 2 * 32 * D + 4 * 16 * 33
+ * + 4 * 16 * 4 + 16 * 32: 44,032 at D = 256, under NVIDIA's 48 KiB static limit and AMD's
+ * 64 KiB LDS (the compile matrix checks every object against its target).
  * Nothing depends on the wave size: reductions go through shared memory.
  */
 #include "kiln_device.h"
@@ -103,6 +104,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     KILN_SHARED kiln_elem vs[BK][DMAX];
     KILN_SHARED float ss[BQ][BK + 1];
     KILN_SHARED float row_m[BQ], row_use[BQ], row_l[BQ], row_alpha[BQ];
+    KILN_SHARED kiln_i64 kv_row[BK][2];
 
     const kiln_i32 t = kiln_thread_x();
     const kiln_i64 h = kiln_block_y();
@@ -160,14 +162,20 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
 
     for (kiln_i64 kt = lo; kt < hi; kt += BK) {
         kiln_sync(); /* previous tile fully consumed (and qs / row state written) */
+        /* Row offsets once per key, so the page lookup is not repeated per element. */
+        if (t < BK && kt + t < hi) {
+            kiln_i64 ko, vo;
+            kiln_kv_row(&a, &s, b, kt + t, &ko, &vo);
+            kv_row[t][0] = ko + hk * a.k_stride_head;
+            kv_row[t][1] = vo + hk * a.v_stride_head;
+        }
+        kiln_sync();
         for (kiln_i32 e = t; e < BK * DMAX; e += NT) {
             kiln_i32 jj = e / DMAX, d = e % DMAX;
             kiln_elem kx = kiln_f32_to_elem(0.0f), vx = kiln_f32_to_elem(0.0f);
             if (kt + jj < hi && d < hd) {
-                kiln_i64 ko, vo;
-                kiln_kv_row(&a, &s, b, kt + jj, &ko, &vo);
-                kx = k[ko + hk * a.k_stride_head + d];
-                vx = v[vo + hk * a.v_stride_head + d];
+                kx = k[kv_row[jj][0] + d];
+                vx = v[kv_row[jj][1] + d];
             }
             ks[jj][d] = kx;
             vs[jj][d] = vx;

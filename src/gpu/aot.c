@@ -315,6 +315,20 @@ static kiln_status prepare_dirs(aot_build *b, const kiln_target *const *targets,
                                  tried, kiln_last_error());
         }
         if (b->clang[0]) {
+            /* One tiny probe per target turns "this clang does not know gfx950" into one
+             * message instead of a failure per variant. */
+            for (size_t i = 0; i < n; ++i) {
+                char name[64];
+                if (targets[i]->vendor != KILN_VENDOR_AMD) continue;
+                KILN_FAIL_IF(kiln_aot_amd_compiler_supports(targets[i]->compile_arch, dir, name,
+                                                            sizeof name) != 1,
+                             KILN_UNSUPPORTED,
+                             "%s cannot compile for %s (a tiny probe kernel failed); use a "
+                             "clang that knows the target (KILN_CLANG) or drop it from the list",
+                             b->clang, targets[i]->name);
+            }
+        }
+        if (b->clang[0]) {
             static const char *const files[] = {"attention.cu", "combine.cu", "activation.cu"};
             for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
                 const char *text;

@@ -36,7 +36,8 @@ typedef void (*kiln_aot_progress_fn)(const kiln_aot_progress *p, void *user);
  * @return KILN_OK when every object compiled and passed the resource check; else the first
  * failure's status with "N of M objects failed" and that object's message (variant, target,
  * numbers). KILN_INVALID_ARGUMENT for a bad target list, KILN_BACKEND_UNAVAILABLE when a
- * needed compiler is missing (naming what was looked for). */
+ * needed compiler is missing (naming what was looked for), KILN_UNSUPPORTED when clang does
+ * not know a listed target (checked before anything is compiled). */
 kiln_status kiln_aot_build(const char *targets_list, const char *out_dir, int max_jobs,
                            kiln_aot_progress_fn progress, void *user);
 

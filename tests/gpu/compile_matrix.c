@@ -82,8 +82,10 @@ int main(int argc, char **argv)
     }
     t = kiln_target_find(argv[1]);
     check_case("compile matrix %s", argv[1]);
-    CHECK(t != NULL);
-    if (!t) return check_finish("test_compile_matrix");
+    if (!t) {
+        check_fail_(__FILE__, __LINE__, "unknown target %s", argv[1]);
+        return check_finish("test_compile_matrix");
+    }
 
     if (t->vendor == KILN_VENDOR_NVIDIA) {
         if (kiln_cuda_driver()->load_compiler() != KILN_OK) {
@@ -105,6 +107,7 @@ int main(int argc, char **argv)
             return check_finish("test_compile_matrix");
         }
         CHECK(ok == 1);
+        if (ok != 1) return check_finish("test_compile_matrix");
     }
 
     st = kiln_aot_build_filtered(t->name, argv[2], 0, filter, progress, NULL);
