@@ -25,8 +25,7 @@ asan:
 	ctest --preset asan -j $(JOBS)
 
 windows:
-	cmake --preset windows-mingw
-	cmake --build --preset windows-mingw -j $(JOBS)
+	JOBS=$(JOBS) tests/windows/run-wine.sh
 
 clean:
 	rm -rf build build-asan build-windows-mingw

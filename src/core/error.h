@@ -4,10 +4,17 @@
 
 #include "kiln.h"
 
+/* MinGW checks printf formats against the old msvcrt rules unless told the C99 ones. */
+#if defined(__MINGW_PRINTF_FORMAT)
+#define KILN_PRINTF_FORMAT __MINGW_PRINTF_FORMAT
+#else
+#define KILN_PRINTF_FORMAT printf
+#endif
+
 /* Formats the thread-local last-error message and returns status (printf-style). */
 kiln_status kiln_fail(kiln_status status, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(KILN_PRINTF_FORMAT, 2, 3)))
 #endif
     ;
 
@@ -30,7 +37,7 @@ void kiln_error_clear(void);
 /* Logging through the callback / KILN_LOG (src/core/log.c). */
 void kiln_log(kiln_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(KILN_PRINTF_FORMAT, 2, 3)))
 #endif
     ;
 
