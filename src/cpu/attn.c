@@ -116,7 +116,7 @@ static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 static size_t scratch_bytes(int64_t bm, int64_t dpad, size_t elem) {
     size_t rows = (size_t)bm + KILN_CPU_ROWS;
     return align64(rows * (size_t)dpad * elem) + align64(rows * (size_t)dpad * 4) +
-           2 * align64(rows * 4) + 2 * align64(rows * 8) +
+           align64(rows * 4) + align64(rows * 4 * KILN_CPU_LSTRIDE) + 2 * align64(rows * 8) +
            2 * align64((size_t)KILN_CPU_TILE * (size_t)dpad * elem) +
            2 * align64(KILN_CPU_TILE * sizeof(void *)) + 64;
 }
@@ -128,7 +128,7 @@ static scratch_view scratch_at(unsigned char *base, int64_t bm, int64_t dpad, si
     v.q = c, c += align64(rows * (size_t)dpad * elem);
     v.o = (float *)c, c += align64(rows * (size_t)dpad * 4);
     v.m = (float *)c, c += align64(rows * 4);
-    v.l = (float *)c, c += align64(rows * 4);
+    v.l = (float *)c, c += align64(rows * 4 * KILN_CPU_LSTRIDE);
     v.row_i = (int64_t *)c, c += align64(rows * 8);
     v.row_h = (int64_t *)c, c += align64(rows * 8);
     v.k = c, c += align64((size_t)KILN_CPU_TILE * (size_t)dpad * elem);
@@ -238,7 +238,7 @@ static void attn_item(void *ctx, int64_t item, int slot) {
         }
         memset(s.o + (size_t)r * (size_t)dpad, 0, (size_t)dpad * sizeof(float));
         s.m[r] = -INFINITY;
-        s.l[r] = 0.0f;
+        memset(s.l + (size_t)r * KILN_CPU_LSTRIDE, 0, KILN_CPU_LSTRIDE * sizeof(float));
     }
 
     /* Keys visible to any row of the block, then this split's share of whole tiles. */
@@ -296,7 +296,7 @@ static void attn_item(void *ctx, int64_t item, int slot) {
             blkargs.q = s.q + (size_t)r0 * (size_t)dpad * elem;
             blkargs.o = s.o + (size_t)r0 * (size_t)dpad;
             blkargs.m = s.m + r0;
-            blkargs.l = s.l + r0;
+            blkargs.l = s.l + (size_t)r0 * KILN_CPU_LSTRIDE;
             blkargs.fixup = full ? NULL : fixup;
             blkargs.r0 = r0;
             blkargs.j0 = j0;
@@ -313,8 +313,10 @@ static void attn_item(void *ctx, int64_t item, int slot) {
                     job->esize;
             for (size_t at = 0; at < (size_t)d * job->esize; at += 64) KILN_PREFETCH_W(dst + at);
         }
+        float l = 0.0f;
+        for (int t = 0; t < KILN_CPU_LSTRIDE; t++) l += s.l[(size_t)r * KILN_CPU_LSTRIDE + t];
         write_row(job, &sq, b, s.row_i[r], s.row_h[r], split, s.o + (size_t)r * (size_t)dpad,
-                  s.m[r], s.l[r]);
+                  s.m[r], l);
     }
 }
 

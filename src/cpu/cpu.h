@@ -47,6 +47,9 @@ void kiln_cpu_model_name(char *buf, size_t cap);
  * driver (attn.c) is level-independent. */
 #define KILN_CPU_ROWS 6
 #define KILN_CPU_TILE 64
+/* Floats per row of the running softmax sum: kernels may keep a row's sum spread over these
+ * lanes (no horizontal add per tile); the driver adds them up at the end. */
+#define KILN_CPU_LSTRIDE 16
 
 /* Mask / soft-cap / ALiBi / short-tile hook: rewrites the scaled scores s[KILN_CPU_ROWS]
  * [KILN_CPU_TILE] of block rows r0.. against keys j0.. (invisible ones become -inf). */
@@ -62,7 +65,8 @@ typedef struct kiln_cpu_block {
     const void *k, *v; /* packed tile */
     float *o;          /* KILN_CPU_ROWS rows, stride o_ld floats, dpad used */
     int64_t o_ld;
-    float *m, *l;
+    float *m;
+    float *l; /* KILN_CPU_LSTRIDE floats per row */
     int d, dpad;
     float scale;
     kiln_cpu_fixup_fn fixup; /* NULL: every score is visible and plain */

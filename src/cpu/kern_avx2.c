@@ -184,7 +184,7 @@ static void block(const kiln_cpu_block *b) {
         float a = mold == -INFINITY ? 0.0f : expf(mold - mnew);
         alpha[r] = a;
         b->m[r] = mnew;
-        b->l[r] = b->l[r] * a + hsum8(sum);
+        b->l[r * KILN_CPU_LSTRIDE] = b->l[r * KILN_CPU_LSTRIDE] * a + hsum8(sum);
     }
     int dc = 0;
     for (; dc + 16 <= b->dpad; dc += 16) pv_chunk2(b, s, alpha, dc);

@@ -50,7 +50,7 @@ static void block(const kiln_cpu_block *b) {
             sum += row[j];
         }
         b->m[r] = mnew;
-        b->l[r] = b->l[r] * alpha + sum;
+        b->l[r * KILN_CPU_LSTRIDE] = b->l[r * KILN_CPU_LSTRIDE] * alpha + sum;
         float *o = b->o + r * b->o_ld;
         for (int t = 0; t < b->dpad; t++) o[t] *= alpha;
         for (int j = 0; j < T; j++) {

@@ -63,60 +63,58 @@ KILN_EXP2_512(4)
 
 /*
  * Online-softmax update of a register block (KILN_CPU_ROWS rows of KILN_CPU_TILE scaled
- * scores in s): new row maxima, the rescale factors alpha of the old accumulators, the
- * probabilities and the running sums. Probabilities go to s in place as f32 (pbf NULL) or
- * to pbf as bf16 pairs. A row that has seen no visible key yet keeps m = -inf, gets alpha 1
- * and probabilities 0 (its max is taken as 0 so exp(-inf - 0) = 0 with no special case).
+ * scores in s): row maxima, the rescale factors alpha of the old accumulators, the
+ * probabilities and the running sums (16 lanes per row in l, added up by the driver).
+ * Probabilities go to s in place as f32 (pbf NULL) or to pbf as bf16 pairs.
+ * Once a row's max has settled, most tiles raise no lane above it: those skip the
+ * horizontal max and the rescale (alpha 1). A row that has seen no visible key keeps
+ * m = -inf and gets probabilities exp(-inf - 0) = 0.
  */
 static inline void kiln_softmax_block512(float *s, float *m, float *l, float *alpha,
                                          uint32_t *pbf) {
     const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
-    const __mmask16 rows = (__mmask16)((1u << KILN_CPU_ROWS) - 1u);
-    float mx[16] = {0};
-    for (int r = 0; r < KILN_CPU_ROWS; r++) {
-        const float *x = s + r * KILN_CPU_TILE;
-        __m512 a = _mm512_max_ps(_mm512_loadu_ps(x), _mm512_loadu_ps(x + 16));
-        __m512 b = _mm512_max_ps(_mm512_loadu_ps(x + 32), _mm512_loadu_ps(x + 48));
-        mx[r] = _mm512_reduce_max_ps(_mm512_max_ps(a, b));
-    }
-    __m512 mold = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), rows, m);
-    __m512 mnew = _mm512_max_ps(mold, _mm512_loadu_ps(mx));
-    __mmask16 seen = _mm512_cmp_ps_mask(mnew, _mm512_set1_ps(-INFINITY), _CMP_NEQ_OQ);
-    __m512 muse = _mm512_maskz_mov_ps(seen, mnew);
-    /* exp(mold - mnew): 0 when mold is -inf, 1 for rows still unseen */
-    __m512 al = kiln_exp2_512_d6(_mm512_mul_ps(_mm512_sub_ps(mold, muse), log2e));
-    al = _mm512_mask_blend_ps(seen, _mm512_set1_ps(1.0f), al);
-    _mm512_mask_storeu_ps(alpha, rows, al);
-    _mm512_mask_storeu_ps(m, rows, mnew);
-    float ml2[16];
-    _mm512_storeu_ps(ml2, _mm512_mul_ps(muse, log2e));
     for (int r = 0; r < KILN_CPU_ROWS; r++) {
         float *x = s + r * KILN_CPU_TILE;
-        __m512 mb = _mm512_set1_ps(ml2[r]);
+        __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+        __m512 x2 = _mm512_loadu_ps(x + 32), x3 = _mm512_loadu_ps(x + 48);
+        __m512 vmax = _mm512_max_ps(_mm512_max_ps(x0, x1), _mm512_max_ps(x2, x3));
+        float mold = m[r], a = 1.0f;
+        if (_mm512_cmp_ps_mask(vmax, _mm512_set1_ps(mold), _CMP_GT_OQ)) {
+            float mnew = _mm512_reduce_max_ps(vmax);
+            /* exp(mold - mnew), 0 when mold is -inf */
+            a = _mm_cvtss_f32(_mm512_castps512_ps128(
+                kiln_exp2_512_d6(_mm512_set1_ps((mold - mnew) * 1.44269504088896341f))));
+            m[r] = mold = mnew;
+        }
+        alpha[r] = a;
+        __m512 mb = _mm512_set1_ps(mold == -INFINITY ? 0.0f : mold * 1.44269504088896341f);
         __m512 p0, p1, p2, p3;
 #if defined(__AVX512BF16__)
         if (pbf) {
-            p0 = kiln_exp2_512_d4(_mm512_fmsub_ps(_mm512_loadu_ps(x), log2e, mb));
-            p1 = kiln_exp2_512_d4(_mm512_fmsub_ps(_mm512_loadu_ps(x + 16), log2e, mb));
-            p2 = kiln_exp2_512_d4(_mm512_fmsub_ps(_mm512_loadu_ps(x + 32), log2e, mb));
-            p3 = kiln_exp2_512_d4(_mm512_fmsub_ps(_mm512_loadu_ps(x + 48), log2e, mb));
+            p0 = kiln_exp2_512_d4(_mm512_fmsub_ps(x0, log2e, mb));
+            p1 = kiln_exp2_512_d4(_mm512_fmsub_ps(x1, log2e, mb));
+            p2 = kiln_exp2_512_d4(_mm512_fmsub_ps(x2, log2e, mb));
+            p3 = kiln_exp2_512_d4(_mm512_fmsub_ps(x3, log2e, mb));
             uint32_t *o = pbf + r * (KILN_CPU_TILE / 2);
             _mm512_storeu_si512(o, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));
             _mm512_storeu_si512(o + 16, (__m512i)_mm512_cvtne2ps_pbh(p3, p2));
         } else
 #endif
         {
-            p0 = kiln_exp2_512_d6(_mm512_fmsub_ps(_mm512_loadu_ps(x), log2e, mb));
-            p1 = kiln_exp2_512_d6(_mm512_fmsub_ps(_mm512_loadu_ps(x + 16), log2e, mb));
-            p2 = kiln_exp2_512_d6(_mm512_fmsub_ps(_mm512_loadu_ps(x + 32), log2e, mb));
-            p3 = kiln_exp2_512_d6(_mm512_fmsub_ps(_mm512_loadu_ps(x + 48), log2e, mb));
+            p0 = kiln_exp2_512_d6(_mm512_fmsub_ps(x0, log2e, mb));
+            p1 = kiln_exp2_512_d6(_mm512_fmsub_ps(x1, log2e, mb));
+            p2 = kiln_exp2_512_d6(_mm512_fmsub_ps(x2, log2e, mb));
+            p3 = kiln_exp2_512_d6(_mm512_fmsub_ps(x3, log2e, mb));
             _mm512_storeu_ps(x, p0);
             _mm512_storeu_ps(x + 16, p1);
             _mm512_storeu_ps(x + 32, p2);
             _mm512_storeu_ps(x + 48, p3);
         }
-        float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(p0, p1), _mm512_add_ps(p2, p3)));
-        l[r] = l[r] * alpha[r] + sum;
+        __m512 sum = _mm512_add_ps(_mm512_add_ps(p0, p1), _mm512_add_ps(p2, p3));
+        float *lr = l + r * KILN_CPU_LSTRIDE;
+        __m512 lv = _mm512_loadu_ps(lr);
+        lv = a == 1.0f ? _mm512_add_ps(lv, sum) : _mm512_fmadd_ps(lv, _mm512_set1_ps(a), sum);
+        _mm512_storeu_ps(lr, lv);
     }
 }
 
