@@ -7,7 +7,9 @@
  *   KILN_MASK      KILN_MASK_FULL | _CAUSAL | _WINDOW
  *   KILN_MODE      KILN_MODE_ID_FIXED | _VARLEN | _PAGED (paged covers decode and prefill)
  *
- * One block computes KILN_ATTN_BLOCK_Q query rows of one (batch, head[, split]):
+ * One block computes KILN_ATTN_BLOCK_Q rows of one (batch, KV head[, split]), a row being a
+ * (query, head) pair among the query heads that share the KV head (GQA / MQA): each K/V
+ * tile is read once for all of them, and decode (one query) still fills the block:
  *   for each key tile of KILN_ATTN_BLOCK_K keys inside the rows' visible range:
  *     stage K and V in shared memory (16-bit, as stored; a paged row looked up once)
  *     S = scale * Q K^T, soft-cap, ALiBi, mask                (4 scores per thread)
@@ -17,7 +19,7 @@
  * then O / l goes to out and LSE (num_splits == 1) or, with num_splits > 1, the normalised
  * partial output and its LSE go to the fp32 workspace for kernels/combine.cu.
  * Shared memory (bytes) = 2 * 16 * (D + 2) + 2 * 32 * (D + 2) + 2 * 32 * D + 4 * 16 * 33
- * + 4 * 16 * 4 + 16 * 32: 44,032 at D = 256, under NVIDIA's 48 KiB static limit and AMD's
+ * + 4 * 16 * 4 + 16 * 32 + 20 * 16: 44,352 at D = 256, under NVIDIA's 48 KiB static limit and AMD's
  * 64 KiB LDS (the compile matrix checks every object against its target).
  * Nothing depends on the wave size: reductions go through shared memory.
  */
@@ -105,21 +107,27 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     KILN_SHARED float ss[BQ][BK + 1];
     KILN_SHARED float row_m[BQ], row_use[BQ], row_l[BQ], row_alpha[BQ];
     KILN_SHARED kiln_i64 kv_row[BK][2];
+    KILN_SHARED kiln_i64 row_i[BQ], row_h[BQ];
+    KILN_SHARED float row_slope[BQ];
 
+    /* Block rows are packed (query, head) pairs of the heads_q / heads_kv query heads that
+     * share KV head hk: packed row p is query p / group of head hk * group + p % group. */
     const kiln_i32 t = kiln_thread_x();
-    const kiln_i64 h = kiln_block_y();
+    const kiln_i64 hk = kiln_block_y();
     const kiln_i64 b = kiln_block_z() / a.num_splits;
     const kiln_i64 split = kiln_block_z() % a.num_splits;
-    const kiln_i64 hk = h / (a.heads_q / a.heads_kv);
+    const kiln_i64 group = a.heads_q / a.heads_kv;
     const kiln_i64 hd = a.head_dim;
     const kiln_seq s = kiln_seq_of(&a, b);
-    const kiln_i64 i0 = kiln_block_x() * BQ;
-    if (i0 >= s.sq) return; /* whole block leaves together: no barrier is skipped */
+    const kiln_i64 p0 = kiln_block_x() * BQ;
+    const kiln_i64 rows = s.sq * group;
+    if (p0 >= rows) return; /* whole block leaves together: no barrier is skipped */
 
     const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
     kiln_i64 lo = 0, hi = s.sk;
 #if KILN_MASK != KILN_MASK_FULL
-    const kiln_i64 i_last = (i0 + BQ < s.sq ? i0 + BQ : s.sq) - 1;
+    const kiln_i64 i0 = p0 / group;
+    const kiln_i64 i_last = ((p0 + BQ < rows ? p0 + BQ : rows) - 1) / group;
     if (a.window_left >= 0 && i0 + diag - a.window_left > lo) lo = i0 + diag - a.window_left;
 #if KILN_MASK == KILN_MASK_CAUSAL
     if (i_last + diag + 1 < hi) hi = i_last + diag + 1;
@@ -138,16 +146,22 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     const kiln_elem *q = (const kiln_elem *)a.q;
     const kiln_elem *k = (const kiln_elem *)a.k;
     const kiln_elem *v = (const kiln_elem *)a.v;
-    const float slope = a.alibi ? a.alibi[b * a.alibi_stride_batch + h] : 0.0f;
 
     for (kiln_i32 e = t; e < BQ * DMAX; e += NT) {
         kiln_i32 r = e / DMAX, d = e % DMAX;
         kiln_elem x = kiln_f32_to_elem(0.0f);
-        if (i0 + r < s.sq && d < hd)
-            x = q[s.q_off + (i0 + r) * a.q_stride_row + h * a.q_stride_head + d];
+        if (p0 + r < rows && d < hd) {
+            kiln_i64 i = (p0 + r) / group, h = hk * group + (p0 + r) % group;
+            x = q[s.q_off + i * a.q_stride_row + h * a.q_stride_head + d];
+        }
         qs[r][d] = x;
     }
     if (t < BQ) {
+        /* Rows past the end keep a valid head so every index stays in range. */
+        kiln_i64 p = p0 + t < rows ? p0 + t : rows - 1;
+        row_i[t] = p / group;
+        row_h[t] = hk * group + p % group;
+        row_slope[t] = a.alibi ? a.alibi[b * a.alibi_stride_batch + row_h[t]] : 0.0f;
         row_m[t] = kiln_neg_inf();
         row_l[t] = 0.0f;
     }
@@ -198,12 +212,12 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
             #pragma unroll
             for (kiln_i32 r = 0; r < SROWS; ++r) {
                 const kiln_i32 row = rg + r * (NT / BK);
-                const kiln_i64 i = i0 + row, j = kt + c;
+                const kiln_i64 i = row_i[row], j = kt + c;
                 float x = dot[r] * a.scale;
                 if (a.softcap != 0.0f) x = a.softcap * kiln_tanhf(x / a.softcap);
                 if (a.alibi) {
                     kiln_i64 dist = i + diag - j;
-                    x -= slope * (float)(dist < 0 ? -dist : dist);
+                    x -= row_slope[row] * (float)(dist < 0 ? -dist : dist);
                 }
                 int visible = j < hi;
 #if KILN_MASK != KILN_MASK_FULL
@@ -260,12 +274,12 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
             }
         }
     }
-    kiln_sync(); /* row_m / row_l final */
+    kiln_sync(); /* row_m / row_l final; row_i / row_h written even when no tile ran */
 
     #pragma unroll
     for (kiln_i32 r = 0; r < RPT; ++r) {
-        const kiln_i64 i = i0 + pr + r;
-        if (i >= s.sq) continue;
+        if (p0 + pr + r >= rows) continue;
+        const kiln_i64 i = row_i[pr + r], h = row_h[pr + r];
         const float l = row_l[pr + r];
         const float inv = l > 0.0f ? 1.0f / l : 0.0f;
         const float lse = l > 0.0f ? row_m[pr + r] + kiln_logf(l) : kiln_neg_inf();

@@ -5,7 +5,8 @@
  * first, then 4-byte fields, so the layout is the same on x86-64, nvptx64 and amdgcn.
  *
  * Launch geometry (blocks are one-dimensional, KILN_*_THREADS threads):
- *   kiln_attn_fwd      grid (ceil(seqlen_q / KILN_ATTN_BLOCK_Q), heads_q, batch * num_splits)
+ *   kiln_attn_fwd      grid (ceil(seqlen_q * (heads_q / heads_kv) / KILN_ATTN_BLOCK_Q),
+ *                            heads_kv, batch * num_splits)
  *   kiln_attn_combine  grid (seqlen_q, heads_q, batch)        (only when num_splits > 1)
  *   kiln_act_and_mul   grid (rows, ceil(d / KILN_ACT_THREADS), 1)
  * where seqlen_q is the dense length or the longest packed sequence (max_seqlen_q). Blocks

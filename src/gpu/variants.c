@@ -254,10 +254,12 @@ static kiln_status fit(const char *kernel, const char *what, int64_t value, int6
 
 kiln_status kiln_gpu_attn_grid(const kiln_attn_args *a, unsigned grid[3], unsigned block[3])
 {
+    /* Rows are (query, head) pairs of the query heads sharing one KV head. */
+    const int64_t group = a->heads_kv > 0 ? a->heads_q / a->heads_kv : 1;
     KILN_FORWARD(fit("attention", "x (query tiles)",
-                     (a->seqlen_q + KILN_ATTN_BLOCK_Q - 1) / KILN_ATTN_BLOCK_Q, GRID_X_MAX,
-                     &grid[0]));
-    KILN_FORWARD(fit("attention", "y (heads_q)", a->heads_q, GRID_YZ_MAX, &grid[1]));
+                     (a->seqlen_q * group + KILN_ATTN_BLOCK_Q - 1) / KILN_ATTN_BLOCK_Q,
+                     GRID_X_MAX, &grid[0]));
+    KILN_FORWARD(fit("attention", "y (heads_kv)", a->heads_kv, GRID_YZ_MAX, &grid[1]));
     KILN_FORWARD(fit("attention", "z (batch x splits)", a->batch * a->num_splits, GRID_YZ_MAX,
                      &grid[2]));
     block[0] = KILN_ATTN_THREADS;

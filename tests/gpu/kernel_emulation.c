@@ -315,6 +315,11 @@ int main(void)
         {"batch prefill",      KILN_MODE_PAGED, 1, KILN_F16, 3, 4, 2, 64, 0, 0, q3, k3, 1, -1, 0, 0, 0, 1, 1, 0, 16},
         {"batch prefill split",KILN_MODE_PAGED, 1, KILN_BF16, 4, 2, 1, 48, 0, 0, q4, k4, 0, 30, 2, 0, 0, 2, 1, 0, 4},
         {"no lse",             KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 2, 64, 16, 16, 0, 0, 1, -1, 0, 0, 0, 1, 0, 0, 0},
+        /* GQA groups that straddle block tiles (6 and 5 heads per KV head, 16 rows a block). */
+        {"gqa 6 causal alibi", KILN_MODE_FIXED, 0, KILN_F16, 2, 12, 2, 64, 11, 30, 0, 0, 1, 4, 0, 0, 1, 1, 1, 0, 0},
+        {"mqa 5 window split", KILN_MODE_VARLEN, 0, KILN_BF16, 3, 5, 1, 32, 0, 0, q3, k3, 0, 7, 2, 3.0f, 1, 3, 1, 0, 0},
+        {"gqa 8 decode split", KILN_MODE_PAGED, 0, KILN_BF16, 3, 16, 2, 128, 2, 0, 0, kd, 1, -1, 0, 0, 1, 4, 1, 0, 16},
+        {"gqa 3 prefill",      KILN_MODE_PAGED, 1, KILN_F16, 4, 6, 2, 80, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 8},
     };
     size_t count, n;
     const kiln_target *t = kiln_targets(&count);
