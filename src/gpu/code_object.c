@@ -1,5 +1,6 @@
 #include "code_object.h"
 
+#include <stdio.h> /* MinGW: defines the printf format kiln_fail is checked against */
 #include <string.h>
 
 #include "error.h"
