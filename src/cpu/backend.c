@@ -25,10 +25,17 @@ static kiln_cpu_level best_level(void) {
     return (kiln_cpu_level)top;
 }
 
+/* The level used when none is forced (cpu.h says why bf16 dot products may be passed over). */
+static kiln_cpu_level default_level(void) {
+    kiln_cpu_level best = best_level();
+    if (best == KILN_CPU_AVX512BF16 && !kiln_cpu_bf16_dot_is_fast()) return KILN_CPU_AVX512;
+    return best;
+}
+
 static kiln_status pick_level(kiln_cpu_level *out) {
     kiln_cpu_level best = best_level();
     char want[32];
-    *out = best;
+    *out = default_level();
     if (!kiln_env_get("KILN_CPU_SIMD", want, sizeof want) || want[0] == '\0') return KILN_OK;
     for (int l = 0; l < KILN_CPU_LEVEL_COUNT; l++) {
         if (strcmp(want, kiln_cpu_level_name((kiln_cpu_level)l)) != 0) continue;
@@ -128,7 +135,8 @@ static kiln_status cpu_act(void *state, const kiln_act_problem *p, kiln_dispatch
 static void cpu_describe(void *state, kiln_json *out) {
     kiln_cpu_state *st = state;
     kiln_json_string(out, "simd", kiln_cpu_level_name(st->level));
-    kiln_json_string(out, "simd_best", kiln_cpu_level_name(best_level()));
+    kiln_json_string(out, "simd_default", kiln_cpu_level_name(default_level()));
+    kiln_json_string(out, "simd_max", kiln_cpu_level_name(best_level()));
     kiln_json_int(out, "threads", kiln_cpu_pool_size(st->pool));
     kiln_json_int(out, "cores", kiln_cpu_count());
     kiln_json_string(out, "cpu_model", st->model[0] ? st->model : NULL);

@@ -9,6 +9,11 @@
  *   avx2        AVX2 + FMA + F16C
  *   avx512      AVX-512 F/BW/DQ/VL
  *   avx512bf16  avx512 plus AVX512_BF16 (vdpbf16ps): bf16 attention runs on bf16 dot products
+ * The default is the highest level, except that avx512bf16 is the default only where
+ * vdpbf16ps has twice the throughput of an fp32 FMA (AMD Zen 4 and later). On Intel CPUs
+ * (Cooper Lake, Sapphire Rapids and later) it issues on one port where FMAs use two, so the
+ * bf16 kernels do the same work at no gain and measured slower than the avx512 level (which
+ * widens bf16 to fp32 while packing); there avx512 is the default.
  * KILN_CPU_SIMD=scalar|avx2|avx512|avx512bf16 forces a level. Asking for a level this CPU (or
  * this build) lacks, or an unknown name, makes context creation fail with
  * KILN_BACKEND_UNAVAILABLE and a message naming the levels available: tests that force a
@@ -36,6 +41,8 @@ typedef enum kiln_cpu_level {
 
 /* Highest level both the CPU and the OS support (ignores what this build compiled). */
 kiln_cpu_level kiln_cpu_detect_level(void);
+/* 1 where bf16 dot products outrun fp32 FMAs two to one (see the level notes above). */
+int kiln_cpu_bf16_dot_is_fast(void);
 /* "scalar", "avx2", "avx512", "avx512bf16". */
 const char *kiln_cpu_level_name(kiln_cpu_level level);
 /* CPU brand string from CPUID ("" where unavailable). */

@@ -59,6 +59,21 @@ kiln_cpu_level kiln_cpu_detect_level(void) {
 #endif
 }
 
+int kiln_cpu_bf16_dot_is_fast(void) {
+#ifdef KILN_X86
+    unsigned r[4];
+    cpuid(0, 0, r);
+    char vendor[13];
+    memcpy(vendor, &r[1], 4);
+    memcpy(vendor + 4, &r[3], 4);
+    memcpy(vendor + 8, &r[2], 4);
+    vendor[12] = '\0';
+    return strcmp(vendor, "AuthenticAMD") == 0;
+#else
+    return 0;
+#endif
+}
+
 const char *kiln_cpu_level_name(kiln_cpu_level level) {
     switch (level) {
     case KILN_CPU_AVX2: return "avx2";
