@@ -530,11 +530,16 @@ typedef struct tc_attn_args {
 } tc_attn_args;
 
 /* Breaks one argument in a way the contract rejects in every mode; which one is drawn from
- * rng among those that apply. Integer tensors are broken in their host copy, before upload.
- * Returns a description, or NULL if the drawn corruption does not apply to this case. */
-static inline const char *tc_corrupt(const tc_attn_case *c, tc_rng *rng, tc_attn_args *a) {
+ * rng among those that apply. Integer tensors are broken in their host copy, before upload,
+ * and only where the library can read them (host_data: the CPU); a GPU call cannot check
+ * device-resident contents without synchronising. Returns a description, or NULL if the
+ * drawn corruption does not apply to this case. */
+static inline const char *tc_corrupt(const tc_attn_case *c, tc_rng *rng, tc_attn_args *a,
+                                     int host_data) {
     const int64_t hd = a->q->dev.shape[a->q->dev.rank - 1];
-    switch (tc_below(rng, 16)) {
+    const int64_t which = tc_below(rng, 16);
+    if (!host_data && which >= 9 && which <= 13) return NULL;
+    switch (which) {
     case 0: {
         kiln_tensor *t[4] = {&a->q->dev, &a->k->dev, &a->v->dev, &a->out->dev};
         for (int i = 0; i < 4; i++) t[i]->shape[t[i]->rank - 1] = hd - 4;
@@ -798,7 +803,8 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
     if (c->corrupt) {
         tc_attn_args args = {&q, &k, &v, &out, &lse, &cuq, &cuk, &bt, &slk, &prm, &mq_call, &mk_call};
         tc_rng crng = {c->seed ^ 0x5bd1e995u};
-        for (int tries = 0; !broken && tries < 32; tries++) broken = tc_corrupt(c, &crng, &args);
+        for (int tries = 0; !broken && tries < 32; tries++)
+            broken = tc_corrupt(c, &crng, &args, env->backend == KILN_BACKEND_CPU);
         check_case("%s, broken: %s", what, broken ? broken : "nothing");
     }
 

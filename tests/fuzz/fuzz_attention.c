@@ -10,6 +10,7 @@
  *   - as a plain program (ctest): replays the files and folders named on the command line
  *     (a corpus), or with none, KILN_FUZZ_RUNS (default 300) inputs drawn from
  *     KILN_TEST_SEED.
+ * It runs on the CPU, or on the GPU backend KILN_TEST_BACKEND names (cuda, hip).
  */
 #include "test_conformance.h"
 
@@ -69,15 +70,21 @@ static tc_env fuzz_env;
 
 static void run_input(const uint8_t *data, size_t size) {
     tc_attn_case c = decode(data, size);
+    if (c.dtype == KILN_F32 && fuzz_env.backend != KILN_BACKEND_CPU) c.dtype = KILN_BF16;
     tc_attn_run(&fuzz_env, &c);
 }
 
+/* The CPU, or the GPU backend KILN_TEST_BACKEND names (cuda, hip). */
 static int open_context(void) {
+    char want[16] = "";
     if (fuzz_env.ctx) return 0;
-    snprintf(fuzz_env.label, sizeof fuzz_env.label, "cpu");
-    fuzz_env.backend = KILN_BACKEND_CPU;
-    if (kiln_context_create(KILN_BACKEND_CPU, 0, &fuzz_env.ctx) != KILN_OK) {
-        fprintf(stderr, "fuzz_attention: no CPU context: %s\n", kiln_last_error());
+    kiln_env_get("KILN_TEST_BACKEND", want, sizeof want);
+    fuzz_env.backend = strcmp(want, "cuda") == 0  ? KILN_BACKEND_CUDA
+                       : strcmp(want, "hip") == 0 ? KILN_BACKEND_HIP
+                                                  : KILN_BACKEND_CPU;
+    snprintf(fuzz_env.label, sizeof fuzz_env.label, "%s", kiln_backend_name(fuzz_env.backend));
+    if (kiln_context_create(fuzz_env.backend, 0, &fuzz_env.ctx) != KILN_OK) {
+        fprintf(stderr, "fuzz_attention: no %s context: %s\n", fuzz_env.label, kiln_last_error());
         return -1;
     }
     return 0;
