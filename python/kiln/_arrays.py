@@ -32,6 +32,8 @@ def _torch_dtype_codes(torch):
 
 
 def _numpy_dtype_code(dtype):
+    if dtype.name == "bfloat16":  # ml_dtypes; checked first, whatever kind it reports
+        return _lib.BF16
     kind = dtype.kind
     size = dtype.itemsize
     if kind == "f":
@@ -44,8 +46,6 @@ def _numpy_dtype_code(dtype):
         return _lib.BF16
     elif kind == "i" and size == 4:
         return _lib.I32
-    elif dtype.name == "bfloat16":  # ml_dtypes
-        return _lib.BF16
     return None
 
 
@@ -89,12 +89,11 @@ class Call:
     """One library call: the framework and device every argument must share, the context
     and stream to use, and the arrays kept alive until the call returns."""
 
-    __slots__ = ("framework", "device", "backend", "device_index", "_stream", "keep")
+    __slots__ = ("framework", "device", "backend", "device_index", "keep")
 
     def __init__(self, first, role):
         self.framework = framework_of(first, role)
         self.keep = []
-        self._stream = None
         if self.framework == NUMPY:
             self.device = None
             self.backend = _lib.BACKEND_CPU
@@ -149,6 +148,8 @@ class Call:
                 raise _invalid(f"{role} must be a numpy array like the other arguments, "
                                f"not {type(x).__name__}")
             code = _numpy_dtype_code(x.dtype)
+            if code is not None and not x.dtype.isnative:
+                raise _invalid(f"{role} is {x.dtype.str}, not in this machine's byte order")
             if code is None:
                 raise _invalid(f"{role} has dtype {x.dtype}; kiln takes float32, float16, "
                                "bfloat16 (as uint16 bits or ml_dtypes.bfloat16) and int32")

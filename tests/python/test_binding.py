@@ -314,6 +314,9 @@ class TestErrors(Base):
         self.check_error(kiln.Status.INVALID_ARGUMENT, "read-only", kiln.attention, q, q, q,
                          out=ro)
         self.check_error(kiln.Status.INVALID_ARGUMENT, "backend", kiln.info, "tpu")
+        swapped = q.astype(q.dtype.newbyteorder())
+        self.check_error(kiln.Status.INVALID_ARGUMENT, "byte order", kiln.attention,
+                         swapped, swapped, swapped)
 
     def test_wrong_rank_reported_by_library(self):
         q = np.zeros((4, 2, 32), np.float32)
