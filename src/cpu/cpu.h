@@ -64,8 +64,8 @@ typedef void (*kiln_cpu_fixup_fn)(const void *ctx, float *s, int r0, int64_t j0)
 
 /* One register block against one key tile. q, k, v are in the kernel's packed layout (see
  * kiln_cpu_kernels). o, m, l hold the running output (unnormalised), row max and row sum of
- * KILN_CPU_ROWS rows; rows past the valid ones point at scratch, so kernels never branch on
- * the row count. */
+ * KILN_CPU_ROWS rows. The driver pads a row block to KILN_CPU_ROWS with spare rows of its
+ * scratch (zero q, the last row's mask), so kernels never branch on the row count. */
 typedef struct kiln_cpu_block {
     const void *q;     /* KILN_CPU_ROWS rows of dpad elements, row stride q_ld elements */
     int64_t q_ld;

@@ -9,13 +9,10 @@
 
 #include "cpu.h"
 
-/* exp(x) for the softmax: x <= 0 after the row max is subtracted. Inputs below -87 give 0
- * exactly (masked keys, and no denormals reach the P.V products). Degree-6 polynomial on
- * x - n ln2, |error| ~ 1 ulp, then scalef by 2^n. */
-static inline __m512 kiln_exp512(__m512 x) {
-    const __m512 lo = _mm512_set1_ps(-87.0f);
-    __mmask16 keep = _mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ);
-    x = _mm512_max_ps(x, lo);
+/* exp(x) for the activations: inputs clamped to [-87, 88.3] so results stay finite and
+ * normal. Degree-6 polynomial on x - n ln2 (|error| ~1 ulp), then scalef by 2^n. */
+static inline __m512 kiln_exp512_full(__m512 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
     x = _mm512_min_ps(x, _mm512_set1_ps(88.3f));
     __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -28,13 +25,7 @@ static inline __m512 kiln_exp512(__m512 x) {
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_maskz_mov_ps(keep, _mm512_scalef_ps(p, n));
-}
-
-/* exp over the whole float range, clamped to finite results (for activations). */
-static inline __m512 kiln_exp512_full(__m512 x) {
-    x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
-    return kiln_exp512(x);
+    return _mm512_scalef_ps(p, n);
 }
 
 /* 2^t for t <= 0, t < -150 giving exactly 0. DEG 6 (|rel error| ~1e-7) for f32 results,
