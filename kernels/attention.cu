@@ -19,8 +19,8 @@
  * then O / l goes to out and LSE (num_splits == 1) or, with num_splits > 1, the normalised
  * partial output and its LSE go to the fp32 workspace for kernels/combine.cu.
  * Shared memory (bytes) = 2 * 16 * (D + 2) + 2 * 32 * (D + 2) + 2 * 32 * D + 4 * 16 * 33
- * + 4 * 16 * 4 + 16 * 32 + 20 * 16: 44,352 at D = 256, under NVIDIA's 48 KiB static limit and AMD's
- * 64 KiB LDS (the compile matrix checks every object against its target).
+ * + 4 * 16 * 4 + 16 * 32 + 20 * 16: 44,352 at D = 256, under NVIDIA's 48 KiB static limit
+ * and AMD's 64 KiB LDS (the compile matrix checks every object against its target).
  * Nothing depends on the wave size: reductions go through shared memory.
  */
 #include "kiln_device.h"

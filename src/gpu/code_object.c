@@ -90,7 +90,8 @@ static kiln_status inspect_cubin(const elf *e, const char *kernel, kiln_code_obj
                  "cubin has no .text.%s section", kernel);
     info->vendor = KILN_VENDOR_NVIDIA;
     info->registers = text.info >> 24;
-    info->shared_bytes = elf_find(e, ".nv.shared.", kernel, &shared) == 0 ? (int64_t)shared.size : 0;
+    info->shared_bytes =
+        elf_find(e, ".nv.shared.", kernel, &shared) == 0 ? (int64_t)shared.size : 0;
     info->wave_size = 32;
     sym = text.info & 0xffffffu;
     if (elf_find(e, ".nv.info", NULL, &nvinfo) == 0) {

@@ -1,9 +1,10 @@
 /*
- * The generic-tier kernels (attention, combine, activation) run on CPU threads through tests/gpu/host_vendor.h
- * and are compared with the fp64 reference: every mode (fixed, varlen, paged decode, batch
- * prefill), split-KV with the combine kernel, GQA, causal / window / soft-cap / ALiBi, LSE,
- * empty sequences, permuted strides, odd head dims; and the three gated activations.
- * Each variant of the generic set must have an emulated build (so none is left untested).
+ * The generic-tier kernels (attention, combine, activation) run on CPU threads through
+ * tests/gpu/host_vendor.h and are compared with the fp64 reference: every mode (fixed,
+ * varlen, paged decode, batch prefill), split-KV with the combine kernel, GQA / MQA groups,
+ * causal / window / soft-cap / ALiBi, LSE, empty sequences, permuted strides, odd head dims;
+ * and the three gated activations. Each variant of the generic set must have an emulated
+ * build (so none is left untested).
  */
 #include <math.h>
 #include <stdint.h>
@@ -332,7 +333,8 @@ int main(void)
     for (size_t i = 0; i < n; ++i) {
         char key[128];
         kiln_gpu_variant_key(&all[i], key, sizeof key);
-        if (!kiln_emulated_find(&all[i])) check_fail_(__FILE__, __LINE__, "no emulation of %s", key);
+        if (!kiln_emulated_find(&all[i]))
+            check_fail_(__FILE__, __LINE__, "no emulation of %s", key);
         check_state_.checks++;
     }
     free(all);
