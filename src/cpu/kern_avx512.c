@@ -163,7 +163,12 @@ static inline __m512 act16(kiln_activation a, __m512 x) {
 
 static void act(kiln_activation a, kiln_dtype dt, const void *gate, const void *up, void *out,
                 int64_t n) {
-    for (int64_t i = 0; i < n; i += 16) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 g = kiln_load16(gate, i, dt, 0xffff), u = kiln_load16(up, i, dt, 0xffff);
+        kiln_store16(out, i, dt, _mm512_mul_ps(act16(a, g), u), 0xffff);
+    }
+    if (i < n) {
         __mmask16 m = kiln_mask16(n - i);
         __m512 g = kiln_load16(gate, i, dt, m), u = kiln_load16(up, i, dt, m);
         kiln_store16(out, i, dt, _mm512_mul_ps(act16(a, g), u), m);
