@@ -135,8 +135,10 @@ static void json_escape(FILE *f, const char *s)
     fputc('"', f);
     for (; s && *s; s++) {
         if (*s == '"' || *s == '\\') fputc('\\', f);
-        if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-        else fputc(*s, f);
+        if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
     }
     fputc('"', f);
 }
@@ -146,11 +148,16 @@ int main(int argc, char **argv)
     const char *backend = "cuda", *target = NULL, *json = NULL;
     int all = 0, reps = 20;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
-        else if (!strcmp(argv[i], "--target") && i + 1 < argc) target = argv[++i];
-        else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--all")) all = 1;
+        if (!strcmp(argv[i], "--backend") && i + 1 < argc)
+            backend = argv[++i];
+        else if (!strcmp(argv[i], "--target") && i + 1 < argc)
+            target = argv[++i];
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+            json = argv[++i];
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--all"))
+            all = 1;
         else {
             fprintf(stderr, "usage: jit_bench [--backend cuda|hip] [--target T] [--all] "
                             "[--reps N] [--json FILE]\n");
@@ -158,7 +165,8 @@ int main(int argc, char **argv)
         }
     }
     if (reps < 1) reps = 1;
-    const kiln_gpu_driver *drv = strcmp(backend, "hip") == 0 ? kiln_hip_driver() : kiln_cuda_driver();
+    const kiln_gpu_driver *drv =
+        strcmp(backend, "hip") == 0 ? kiln_hip_driver() : kiln_cuda_driver();
 
     kiln_gpu_info info;
     void *dev = NULL;
@@ -227,8 +235,8 @@ int main(int argc, char **argv)
         kiln_cache_origin origin;
         kiln_gpu_variant_key(&vars[i], r->key, sizeof r->key);
         uint64_t t0 = kiln_time_ns();
-        kiln_status st = kiln_gpu_variant_image(drv, target, version, &vars[i], &image, &len,
-                                                &origin);
+        kiln_status st =
+            kiln_gpu_variant_image(drv, target, version, &vars[i], &image, &len, &origin);
         r->cold_s = ms_since(t0) * 1e-3;
         if (st != KILN_OK || origin != KILN_CACHE_BUILT) {
             fprintf(stderr, "%s: %s (origin %d)\n", r->key,
@@ -247,7 +255,8 @@ int main(int argc, char **argv)
             samples[k] = ms_since(t0);
             if (st == KILN_OK && dev) {
                 st = drv->module_load(dev, image, len, &module);
-                if (st == KILN_OK) st = drv->function(module, kiln_gpu_variant_kernel(&vars[i]), &fn);
+                if (st == KILN_OK)
+                    st = drv->function(module, kiln_gpu_variant_kernel(&vars[i]), &fn);
                 samples[reps + k] = ms_since(t0);
                 if (module) drv->module_unload(dev, module);
             }
@@ -276,8 +285,9 @@ int main(int argc, char **argv)
         time_t now = time(NULL);
         char date[32];
         strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-        fprintf(f, "{\n  \"suite\": \"jit\",\n  \"date\": \"%s\",\n  \"machine\": {\"cpus\": %d, "
-                   "\"device\": ",
+        fprintf(f,
+                "{\n  \"suite\": \"jit\",\n  \"date\": \"%s\",\n  \"machine\": {\"cpus\": %d, "
+                "\"device\": ",
                 date, kiln_cpu_count());
         json_escape(f, dev ? info.name : "none");
         fprintf(f, ", \"target\": ");
@@ -292,8 +302,8 @@ int main(int argc, char **argv)
             fprintf(f,
                     "    {\"key\": \"%s\", \"cold_compile_s\": %.4f, \"bytes\": %lu, "
                     "\"warm_read_ms_median\": %.4f, \"warm_load_ms_median\": %.4f}%s\n",
-                    rows[i].key, rows[i].cold_s, (unsigned long)rows[i].bytes, rows[i].warm_read_ms,
-                    rows[i].warm_load_ms, i + 1 < n ? "," : "");
+                    rows[i].key, rows[i].cold_s, (unsigned long)rows[i].bytes,
+                    rows[i].warm_read_ms, rows[i].warm_load_ms, i + 1 < n ? "," : "");
         fprintf(f, "  ],\n  \"total_cold_s\": %.3f", total_cold);
         if (fc.ran)
             fprintf(f,

@@ -22,7 +22,8 @@ int main(void)
     CHECK_STATUS(kiln_context_create(KILN_BACKEND_CUDA, 0, &ctx), KILN_BACKEND_UNAVAILABLE);
     CHECK(ctx == NULL);
     CHECK_STR_CONTAINS(kiln_last_error(), "CUDA driver could not be loaded");
-    CHECK_STR_CONTAINS(kiln_last_error(), "KILN_CUDA_DRIVER_PATH=no-such-dir/libcuda-kiln-test.so.1 (");
+    CHECK_STR_CONTAINS(kiln_last_error(),
+                       "KILN_CUDA_DRIVER_PATH=no-such-dir/libcuda-kiln-test.so.1 (");
     /* The loader's own words come through (dlerror / FormatMessage), not just "failed". */
     CHECK(strlen(kiln_last_error()) > 120);
     /* Loading is resolved once per process; asking again gives the same answer. */
@@ -34,7 +35,8 @@ int main(void)
     CHECK_STATUS(kiln_context_create(KILN_BACKEND_HIP, 0, &ctx), KILN_BACKEND_UNAVAILABLE);
     CHECK(ctx == NULL);
     CHECK_STR_CONTAINS(kiln_last_error(), "HIP runtime could not be loaded");
-    CHECK_STR_CONTAINS(kiln_last_error(), "KILN_HIP_RUNTIME_PATH=no-such-dir/libamdhip64-kiln-test.so.6 (");
+    CHECK_STR_CONTAINS(kiln_last_error(),
+                       "KILN_HIP_RUNTIME_PATH=no-such-dir/libamdhip64-kiln-test.so.6 (");
     check_note_ran();
 
     check_case("auto and info");

@@ -72,8 +72,14 @@ kiln_status kiln_gpu_variant_image(const kiln_gpu_driver *drv, const char *targe
     char shipped[512];
     kiln_aot_targets(shipped, sizeof shipped);
     compile_job job = {drv, source, file, target, defs.ptr, n};
-    kiln_cache_key k = {target, drv->compiler, compiler_version, key, source, source_len,
-                        options, shipped};
+    kiln_cache_key k = {.target = target,
+                        .compiler = drv->compiler,
+                        .compiler_version = compiler_version,
+                        .variant = key,
+                        .source = source,
+                        .source_len = source_len,
+                        .options = options,
+                        .aot_targets = shipped};
     return kiln_cache_get(&k, compile_cb, &job, image, len, origin);
 }
 
@@ -119,8 +125,8 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn
                              "[%s], and compiling one needs %s: %s",
                              key, s->info.target, shipped, s->drv->compiler, why);
         }
-        KILN_FORWARD(kiln_gpu_variant_image(s->drv, s->info.target, version, v, &image, &len,
-                                            NULL));
+        KILN_FORWARD(
+            kiln_gpu_variant_image(s->drv, s->info.target, version, v, &image, &len, NULL));
         st = s->drv->module_load(s->dev, image, len, &module);
         free(image);
         KILN_FORWARD(st);
@@ -174,7 +180,8 @@ static void gpu_free(void *state)
 {
     gpu_state *s = state;
     if (!s) return;
-    for (size_t i = 0; i < s->num_kernels; i++) s->drv->module_unload(s->dev, s->kernels[i].module);
+    for (size_t i = 0; i < s->num_kernels; i++)
+        s->drv->module_unload(s->dev, s->kernels[i].module);
     if (s->workspace) s->drv->mem_free(s->dev, s->workspace);
     free(s->kernels);
     s->drv->close(s->dev);
@@ -224,8 +231,7 @@ static kiln_status workspace_for(gpu_state *s, size_t bytes, void **ws)
         s->workspace_bytes = s->workspace ? bytes : 0;
         KILN_FAIL_IF(!s->workspace, KILN_OUT_OF_MEMORY,
                      "cannot allocate %lu MiB of split-KV workspace on %s device %d",
-                     (unsigned long)(bytes >> 20),
-                     s->drv->name, s->info.ordinal);
+                     (unsigned long)(bytes >> 20), s->drv->name, s->info.ordinal);
     }
     *ws = s->workspace;
     return KILN_OK;
@@ -250,8 +256,10 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     if (st == KILN_OK && splits > 1) st = kernel_for(s, &vc, &combine);
     if (st == KILN_OK && splits > 1) {
         size_t need = kiln_split_workspace_bytes(splits, p->rows_q, p->heads_q, p->head_dim);
-        if (p->workspace) ws = p->workspace;
-        else st = workspace_for(s, need, &ws);
+        if (p->workspace)
+            ws = p->workspace;
+        else
+            st = workspace_for(s, need, &ws);
     }
     /* The shared workspace is used in stream order by whoever holds the mutex; keep it
      * held through the launches so two threads do not interleave on it. */
@@ -274,7 +282,8 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     return KILN_OK;
 }
 
-static kiln_status gpu_act_and_mul(void *state, const kiln_act_problem *p, kiln_dispatch *report)
+static kiln_status gpu_act_and_mul(void *state, const kiln_act_problem *p,
+                                   kiln_dispatch *report)
 {
     gpu_state *s = state;
     kiln_gpu_variant v;
@@ -355,15 +364,35 @@ static kiln_status gpu_synchronize(void *state, void *stream)
 }
 
 static const kiln_backend_iface cuda_iface = {
-    KILN_BACKEND_IFACE_VERSION, KILN_BACKEND_CUDA, "cuda", cuda_init, gpu_free,
-    gpu_choose_splits, gpu_attention, gpu_act_and_mul, gpu_describe, gpu_mem_alloc,
-    gpu_mem_free, gpu_mem_copy, gpu_synchronize,
+    .version = KILN_BACKEND_IFACE_VERSION,
+    .kind = KILN_BACKEND_CUDA,
+    .name = "cuda",
+    .init = cuda_init,
+    .free = gpu_free,
+    .choose_splits = gpu_choose_splits,
+    .attention = gpu_attention,
+    .act_and_mul = gpu_act_and_mul,
+    .describe = gpu_describe,
+    .mem_alloc = gpu_mem_alloc,
+    .mem_free = gpu_mem_free,
+    .mem_copy = gpu_mem_copy,
+    .synchronize = gpu_synchronize,
 };
 
 static const kiln_backend_iface hip_iface = {
-    KILN_BACKEND_IFACE_VERSION, KILN_BACKEND_HIP, "hip", hip_init, gpu_free,
-    gpu_choose_splits, gpu_attention, gpu_act_and_mul, gpu_describe, gpu_mem_alloc,
-    gpu_mem_free, gpu_mem_copy, gpu_synchronize,
+    .version = KILN_BACKEND_IFACE_VERSION,
+    .kind = KILN_BACKEND_HIP,
+    .name = "hip",
+    .init = hip_init,
+    .free = gpu_free,
+    .choose_splits = gpu_choose_splits,
+    .attention = gpu_attention,
+    .act_and_mul = gpu_act_and_mul,
+    .describe = gpu_describe,
+    .mem_alloc = gpu_mem_alloc,
+    .mem_free = gpu_mem_free,
+    .mem_copy = gpu_mem_copy,
+    .synchronize = gpu_synchronize,
 };
 
 const kiln_backend_iface *kiln_cuda_backend_iface(void) { return &cuda_iface; }

@@ -43,25 +43,29 @@ static uint64_t hash64(const void *data, size_t len)
 
 static void put_u32(unsigned char *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
 }
 
 static void put_u64(unsigned char *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
 }
 
 static uint32_t get_u32(const unsigned char *p)
 {
     uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
     return v;
 }
 
 static uint64_t get_u64(const unsigned char *p)
 {
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
     return v;
 }
 
@@ -69,7 +73,8 @@ static uint64_t get_u64(const unsigned char *p)
 static void hex64(char out[17], uint64_t v)
 {
     static const char digits[] = "0123456789abcdef";
-    for (int i = 15; i >= 0; i--, v >>= 4) out[i] = digits[v & 15];
+    for (int i = 15; i >= 0; i--, v >>= 4)
+        out[i] = digits[v & 15];
     out[16] = '\0';
 }
 
@@ -107,8 +112,7 @@ static char *key_text(const kiln_cache_key *key)
              "format=%d\nkiln=%s\ntarget=%s\ncompiler=%s %s\nvariant=%s\nsource=%s:%lu\n"
              "options=%s\n",
              KILN_CACHE_FORMAT, KILN_VERSION_STRING, key->target, key->compiler,
-             key->compiler_version, key->variant, src, (unsigned long)key->source_len,
-             opts);
+             key->compiler_version, key->variant, src, (unsigned long)key->source_len, opts);
     return text;
 }
 
@@ -243,8 +247,8 @@ static int jit_allowed(void)
              strcmp(v, "no") == 0);
 }
 
-kiln_status kiln_cache_get(const kiln_cache_key *key, kiln_cache_compile_fn compile,
-                           void *user, void **image, size_t *len, kiln_cache_origin *origin)
+kiln_status kiln_cache_get(const kiln_cache_key *key, kiln_cache_compile_fn compile, void *user,
+                           void **image, size_t *len, kiln_cache_origin *origin)
 {
     char dir[1024], path[1400], lock_path[1500], err[512];
     kiln_cache_origin where = KILN_CACHE_MEMORY;
@@ -344,7 +348,8 @@ static void key_field(const char *text, size_t len, const char *field, char *out
     out[0] = '\0';
     for (size_t i = 0; i < len;) {
         size_t end = i;
-        while (end < len && text[end] != '\n') end++;
+        while (end < len && text[end] != '\n')
+            end++;
         if (end - i > flen && memcmp(text + i, field, flen) == 0 && text[i + flen] == '=') {
             size_t n = end - i - flen - 1;
             if (n >= cap) n = cap - 1;
@@ -428,7 +433,8 @@ static int clear_one(const char *name, void *user)
     if (ends_with(name, LOCK_SUFFIX) && kiln_lock_owner(path, &owner) == 0 &&
         kiln_process_alive(owner))
         return 0;
-    if (!ends_with(name, ENTRY_SUFFIX) && !ends_with(name, LOCK_SUFFIX) && !strstr(name, ".tmp"))
+    if (!ends_with(name, ENTRY_SUFFIX) && !ends_with(name, LOCK_SUFFIX) &&
+        !strstr(name, ".tmp"))
         return 0;
     if (kiln_fs_remove(path) != 0) {
         if (!s->failed[0]) snprintf(s->failed, sizeof s->failed, "%s", path);

@@ -10,11 +10,11 @@
 #include "gpu/gpu.h"
 #include "platform/platform.h"
 
-#define KILN_SYMBOL_ENTRY_(table, ret, name, params, required)                               \
+#define KILN_SYMBOL_ENTRY_(table, ret, name, params, required)                                 \
     {#name, offsetof(table, name), required},
-#define KILN_CUDA_ENTRY_(ret, name, params, required)                                        \
+#define KILN_CUDA_ENTRY_(ret, name, params, required)                                          \
     KILN_SYMBOL_ENTRY_(kiln_cuda_api, ret, name, params, required)
-#define KILN_NVRTC_ENTRY_(ret, name, params, required)                                       \
+#define KILN_NVRTC_ENTRY_(ret, name, params, required)                                         \
     KILN_SYMBOL_ENTRY_(kiln_nvrtc_api, ret, name, params, required)
 
 static const kiln_gpu_symbol cuda_symbols[] = {KILN_CUDA_DRIVER_SYMBOLS(KILN_CUDA_ENTRY_)};
@@ -64,8 +64,9 @@ static void load_driver(void)
     char tried[1536];
     int windows = kiln_gpu_is_windows();
 
-    cu_lib = kiln_gpu_dl_open_first("KILN_CUDA_DRIVER_PATH", windows ? windows_names : linux_names,
-                                    windows ? 1 : 2, tried, sizeof tried);
+    cu_lib =
+        kiln_gpu_dl_open_first("KILN_CUDA_DRIVER_PATH", windows ? windows_names : linux_names,
+                               windows ? 1 : 2, tried, sizeof tried);
     if (!cu_lib) {
         cu_status = KILN_BACKEND_UNAVAILABLE;
         snprintf(cu_message, sizeof cu_message,
@@ -315,7 +316,8 @@ static kiln_status cuda_compile(const char *source, const char *program_name, co
     KILN_FAIL_IF(num_options > 62, KILN_INTERNAL, "too many NVRTC options (%d)", num_options);
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", arch);
     opts[0] = arch_opt;
-    for (int i = 0; i < num_options; i++) opts[i + 1] = options[i];
+    for (int i = 0; i < num_options; i++)
+        opts[i + 1] = options[i];
 
     nvrtcResult r = rtc.nvrtcCreateProgram(&prog, source, program_name, 0, NULL, NULL);
     KILN_FAIL_IF(r != 0, KILN_COMPILE_ERROR, "nvrtcCreateProgram failed for %s: %s",
@@ -394,8 +396,9 @@ static kiln_status cuda_function_set_smem(void *fn, int bytes)
 static kiln_status cuda_launch(void *fn, const unsigned grid[3], const unsigned block[3],
                                unsigned smem_bytes, void *stream, void **args)
 {
-    CUresult r = cu.cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0],
-                                   block[1], block[2], smem_bytes, (CUstream)stream, args, NULL);
+    CUresult r =
+        cu.cuLaunchKernel((CUfunction)fn, grid[0], grid[1], grid[2], block[0], block[1],
+                          block[2], smem_bytes, (CUstream)stream, args, NULL);
     if (r != KILN_CUDA_SUCCESS) return cu_fail(KILN_DEVICE_ERROR, r, "cuLaunchKernel");
     return KILN_OK;
 }

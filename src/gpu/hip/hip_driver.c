@@ -11,8 +11,9 @@
 #include "hip_api.h"
 #include "platform/platform.h"
 
-#define KILN_HIP_ENTRY_(ret, name, params, required) {#name, offsetof(kiln_hip_api, name), required},
-#define KILN_HIPRTC_ENTRY_(ret, name, params, required)                                      \
+#define KILN_HIP_ENTRY_(ret, name, params, required)                                           \
+    {#name, offsetof(kiln_hip_api, name), required},
+#define KILN_HIPRTC_ENTRY_(ret, name, params, required)                                        \
     {#name, offsetof(kiln_hiprtc_api, name), required},
 
 static const kiln_gpu_symbol hip_symbols[] = {KILN_HIP_RUNTIME_SYMBOLS(KILN_HIP_ENTRY_)};
@@ -64,12 +65,12 @@ static void load_runtime(void)
     for (int pass = 0; pass < 2; pass++) {
         for (int m = 0; m < 2; m++) {
             if (pass == 0)
-                snprintf(names[n], sizeof names[n], windows ? "amdhip64_%d.dll" : "libamdhip64.so.%d",
-                         majors[m]);
+                snprintf(names[n], sizeof names[n],
+                         windows ? "amdhip64_%d.dll" : "libamdhip64.so.%d", majors[m]);
             else if (have_root)
                 snprintf(names[n], sizeof names[n],
-                         windows ? "%s\\bin\\amdhip64_%d.dll" : "%s/lib/libamdhip64.so.%d", root,
-                         majors[m]);
+                         windows ? "%s\\bin\\amdhip64_%d.dll" : "%s/lib/libamdhip64.so.%d",
+                         root, majors[m]);
             else
                 continue;
             list[n] = names[n];
@@ -93,16 +94,18 @@ static void load_runtime(void)
     char *slash = strrchr(hip_dir, '/');
     char *bslash = strrchr(hip_dir, '\\');
     if (bslash && (!slash || bslash > slash)) slash = bslash;
-    if (slash) *slash = '\0';
-    else hip_dir[0] = '\0';
+    if (slash)
+        *slash = '\0';
+    else
+        hip_dir[0] = '\0';
 
     const char *missing = kiln_gpu_dl_bind(hip_lib, &hip, hip_symbols,
                                            sizeof hip_symbols / sizeof hip_symbols[0]);
     if (missing) {
         hip_status = KILN_BACKEND_UNAVAILABLE;
         snprintf(hip_message, sizeof hip_message,
-                 "the HIP runtime %s lacks %s: it is older than HIP 6.0, which kiln needs", path,
-                 missing);
+                 "the HIP runtime %s lacks %s: it is older than HIP 6.0, which kiln needs",
+                 path, missing);
         return;
     }
     hipError_t r = hip.hipInit(0);
@@ -145,7 +148,8 @@ static void load_hiprtc(void)
         /* The HIP SDK names hipRTC by major and minor: hiprtc0602.dll for 6.2. */
         for (int mi = minor; major && mi >= 0 && n + 2 <= 24; mi--) {
             if (hip_dir[0]) {
-                snprintf(names[n], sizeof names[n], "%s\\hiprtc%02d%02d.dll", hip_dir, major, mi);
+                snprintf(names[n], sizeof names[n], "%s\\hiprtc%02d%02d.dll", hip_dir, major,
+                         mi);
                 list[n] = names[n];
                 n++;
             }
@@ -260,9 +264,8 @@ static kiln_status hip_open(int ordinal, kiln_gpu_info *info, void **out)
      * target table knows which targets report WGPs. */
     const kiln_target *t = kiln_target_find(info->target);
     int64_t cus = kiln_target_wgp_to_cu(t, p->multi_processor_count);
-    kiln_status st = kiln_gpu_set_cus(info, cus,
-                                      cus != p->multi_processor_count ? "device WGPs x 2"
-                                                                      : "device");
+    kiln_status st = kiln_gpu_set_cus(
+        info, cus, cus != p->multi_processor_count ? "device WGPs x 2" : "device");
     if (st != KILN_OK) {
         free(d);
         return st;
@@ -270,9 +273,9 @@ static kiln_status hip_open(int ordinal, kiln_gpu_info *info, void **out)
     info->wave_size = p->warp_size;
     info->max_threads_per_block = p->max_threads_per_block;
     info->smem_per_block = (int64_t)p->shared_mem_per_block;
-    info->smem_per_block_optin = (int64_t)(p->shared_mem_per_block_optin
-                                               ? p->shared_mem_per_block_optin
-                                               : p->shared_mem_per_block);
+    info->smem_per_block_optin =
+        (int64_t)(p->shared_mem_per_block_optin ? p->shared_mem_per_block_optin
+                                                : p->shared_mem_per_block);
     info->smem_per_cu = (int64_t)p->max_shared_memory_per_multiprocessor;
     info->l2_bytes = p->l2_cache_size;
     info->total_mem = (int64_t)p->total_global_mem;
@@ -322,7 +325,8 @@ static kiln_status hip_compile(const char *source, const char *program_name, con
     KILN_FAIL_IF(num_options > 62, KILN_INTERNAL, "too many hipRTC options (%d)", num_options);
     snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", arch);
     opts[0] = arch_opt;
-    for (int i = 0; i < num_options; i++) opts[i + 1] = options[i];
+    for (int i = 0; i < num_options; i++)
+        opts[i + 1] = options[i];
 
     hiprtcResult r = rtc.hiprtcCreateProgram(&prog, source, program_name, 0, NULL, NULL);
     KILN_FAIL_IF(r != 0, KILN_COMPILE_ERROR, "hiprtcCreateProgram failed for %s: %s",
