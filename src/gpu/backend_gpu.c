@@ -2,7 +2,8 @@
  * The CUDA and HIP backends: one implementation of kiln_backend_iface over
  * kiln_gpu_driver. A context holds the device, the modules it has loaded (one per
  * variant, loaded on first use: shipped ahead of time for the exact target, else compiled
- * through the on-disk cache) and a workspace for split-KV calls that bring none.
+ * through the on-disk cache) and, per stream, a workspace for split-KV calls that bring
+ * none.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,15 +25,25 @@ typedef struct gpu_kernel {
     void *fn;
 } gpu_kernel;
 
+/* Split-KV scratch for one stream. Work on one stream runs in order, so one buffer per
+ * stream is never read and written by two calls at once; two streams need two buffers. */
+typedef struct gpu_workspace {
+    void *stream;
+    void *buf;
+    size_t bytes;
+} gpu_workspace;
+
+#define GPU_WORKSPACE_SLOTS 8
+
 typedef struct gpu_state {
     const kiln_gpu_driver *drv;
     void *dev;
     kiln_gpu_info info;
-    kiln_mutex *mutex; /* guards kernels and the workspace */
+    kiln_mutex *mutex; /* guards kernels and workspaces */
     gpu_kernel *kernels;
     size_t num_kernels, cap_kernels;
-    void *workspace;
-    size_t workspace_bytes;
+    gpu_workspace workspaces[GPU_WORKSPACE_SLOTS];
+    unsigned next_evict;
 } gpu_state;
 
 /* ---- compiling and loading variants --------------------------------------------------- */
@@ -182,7 +193,8 @@ static void gpu_free(void *state)
     if (!s) return;
     for (size_t i = 0; i < s->num_kernels; i++)
         s->drv->module_unload(s->dev, s->kernels[i].module);
-    if (s->workspace) s->drv->mem_free(s->dev, s->workspace);
+    for (int i = 0; i < GPU_WORKSPACE_SLOTS; i++)
+        if (s->workspaces[i].buf) s->drv->mem_free(s->dev, s->workspaces[i].buf);
     free(s->kernels);
     s->drv->close(s->dev);
     kiln_mutex_free(s->mutex);
@@ -221,19 +233,27 @@ static void report_fill(gpu_state *s, const kiln_gpu_variant *v, int32_t splits,
 
 static int grid_empty(const unsigned grid[3]) { return !grid[0] || !grid[1] || !grid[2]; }
 
-/* Caller holds s->mutex. Grows the context's own workspace; freeing the old buffer waits
- * for work queued on it (the driver's free synchronizes). */
-static kiln_status workspace_for(gpu_state *s, size_t bytes, void **ws)
+/* Caller holds s->mutex. The stream's workspace, grown to bytes. Freeing a buffer (to grow
+ * it, or to give its slot to a ninth stream) waits for the work queued on it: the
+ * driver's free synchronizes. */
+static kiln_status workspace_for(gpu_state *s, void *stream, size_t bytes, void **ws)
 {
-    if (s->workspace_bytes < bytes) {
-        if (s->workspace) s->drv->mem_free(s->dev, s->workspace);
-        s->workspace = s->drv->mem_alloc(s->dev, bytes);
-        s->workspace_bytes = s->workspace ? bytes : 0;
-        KILN_FAIL_IF(!s->workspace, KILN_OUT_OF_MEMORY,
+    gpu_workspace *w = NULL;
+    for (int i = 0; i < GPU_WORKSPACE_SLOTS && !w; i++)
+        if (s->workspaces[i].buf && s->workspaces[i].stream == stream) w = &s->workspaces[i];
+    for (int i = 0; i < GPU_WORKSPACE_SLOTS && !w; i++)
+        if (!s->workspaces[i].buf) w = &s->workspaces[i];
+    if (!w) w = &s->workspaces[s->next_evict++ % GPU_WORKSPACE_SLOTS];
+    if (w->stream != stream || w->bytes < bytes) {
+        if (w->buf) s->drv->mem_free(s->dev, w->buf);
+        w->stream = stream;
+        w->buf = s->drv->mem_alloc(s->dev, bytes);
+        w->bytes = w->buf ? bytes : 0;
+        KILN_FAIL_IF(!w->buf, KILN_OUT_OF_MEMORY,
                      "cannot allocate %lu MiB of split-KV workspace on %s device %d",
                      (unsigned long)(bytes >> 20), s->drv->name, s->info.ordinal);
     }
-    *ws = s->workspace;
+    *ws = w->buf;
     return KILN_OK;
 }
 
@@ -259,10 +279,10 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
         if (p->workspace)
             ws = p->workspace;
         else
-            st = workspace_for(s, need, &ws);
+            st = workspace_for(s, p->stream, need, &ws);
     }
-    /* The shared workspace is used in stream order by whoever holds the mutex; keep it
-     * held through the launches so two threads do not interleave on it. */
+    /* Held through the launches: two threads on one stream then queue their split and
+     * combine pairs one after the other, never interleaved on the stream's workspace. */
     if (st == KILN_OK) {
         kiln_gpu_attn_args(&a, p, splits, ws);
         st = kiln_gpu_attn_grid(&a, grid, block);
