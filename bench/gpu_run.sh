@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One call on a CUDA machine: build, describe the device, time the JIT (BENCH.md suite 7),
 # run the test suite with the GPU backends required. Logs and JSON go to $OUT (or
-# ./gpu-run-out); the last lines printed are the summary.
+# $TMPDIR/kiln-gpu-run); the last lines printed are the summary.
 #   bash bench/gpu_run.sh [jit_bench args...]
 set -u
-out=${OUT:-$PWD/gpu-run-out}
+out=${OUT:-${TMPDIR:-/tmp}/kiln-gpu-run}
 mkdir -p "$out"
 jobs=$(nproc 2>/dev/null || echo 4)
 {
