@@ -128,50 +128,17 @@ static void block(const kiln_cpu_block *b) {
     if (dc < b->dpad) pv_chunk1(b, s, alpha, dc);
 }
 
-static inline __m512 act16(kiln_activation a, __m512 x) {
-    const __m512 one = _mm512_set1_ps(1.0f);
-    switch (a) {
-    case KILN_ACT_GELU: {
-        /* erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7) */
-        __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.70710678118654752f));
-        __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(z, _mm512_set1_ps(0.3275911f), one));
-        __m512 y = _mm512_set1_ps(1.061405429f);
-        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(-1.453152027f));
-        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(1.421413741f));
-        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(-0.284496736f));
-        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(0.254829592f));
-        y = _mm512_mul_ps(y, t);
-        __m512 e = kiln_exp512_full(_mm512_mul_ps(_mm512_mul_ps(z, z), _mm512_set1_ps(-1.0f)));
-        __m512 erf_abs = _mm512_fnmadd_ps(y, e, one);
-        /* 0.5 x (1 + erf(x / sqrt 2)) with erf odd in x */
-        __m512 erf = _mm512_castsi512_ps(_mm512_or_si512(
-            _mm512_castps_si512(erf_abs),
-            _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
-        return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(one, erf));
-    }
-    case KILN_ACT_GELU_TANH: {
-        /* 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) */
-        __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
-        __m512 u = _mm512_mul_ps(_mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x),
-                                 _mm512_set1_ps(-2.0f * 0.79788456080286536f));
-        return _mm512_div_ps(x, _mm512_add_ps(one, kiln_exp512_full(u)));
-    }
-    default:
-        return _mm512_div_ps(x, _mm512_add_ps(one, kiln_exp512_full(_mm512_sub_ps(_mm512_setzero_ps(), x))));
-    }
-}
-
 static void act(kiln_activation a, kiln_dtype dt, const void *gate, const void *up, void *out,
                 int64_t n) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512 g = kiln_load16(gate, i, dt, 0xffff), u = kiln_load16(up, i, dt, 0xffff);
-        kiln_store16(out, i, dt, _mm512_mul_ps(act16(a, g), u), 0xffff);
+        kiln_store16(out, i, dt, _mm512_mul_ps(kiln_act16(a, g), u), 0xffff);
     }
     if (i < n) {
         __mmask16 m = kiln_mask16(n - i);
         __m512 g = kiln_load16(gate, i, dt, m), u = kiln_load16(up, i, dt, m);
-        kiln_store16(out, i, dt, _mm512_mul_ps(act16(a, g), u), m);
+        kiln_store16(out, i, dt, _mm512_mul_ps(kiln_act16(a, g), u), m);
     }
 }
 

@@ -196,6 +196,40 @@ static inline __mmask16 kiln_mask16(int64_t left) {
     return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
 }
 
+/* act(x) for the gated activations. */
+static inline __m512 kiln_act16(kiln_activation a, __m512 x) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    switch (a) {
+    case KILN_ACT_GELU: {
+        /* erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7) */
+        __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.70710678118654752f));
+        __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(z, _mm512_set1_ps(0.3275911f), one));
+        __m512 y = _mm512_set1_ps(1.061405429f);
+        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(-1.453152027f));
+        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(1.421413741f));
+        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(-0.284496736f));
+        y = _mm512_fmadd_ps(y, t, _mm512_set1_ps(0.254829592f));
+        y = _mm512_mul_ps(y, t);
+        __m512 e = kiln_exp512_full(_mm512_mul_ps(_mm512_mul_ps(z, z), _mm512_set1_ps(-1.0f)));
+        __m512 erf_abs = _mm512_fnmadd_ps(y, e, one);
+        /* 0.5 x (1 + erf(x / sqrt 2)) with erf odd in x */
+        __m512 erf = _mm512_castsi512_ps(_mm512_or_si512(
+            _mm512_castps_si512(erf_abs),
+            _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
+        return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(one, erf));
+    }
+    case KILN_ACT_GELU_TANH: {
+        /* 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) */
+        __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+        __m512 u = _mm512_mul_ps(_mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x),
+                                 _mm512_set1_ps(-2.0f * 0.79788456080286536f));
+        return _mm512_div_ps(x, _mm512_add_ps(one, kiln_exp512_full(u)));
+    }
+    default:
+        return _mm512_div_ps(x, _mm512_add_ps(one, kiln_exp512_full(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+    }
+}
+
 /* Register-block helpers over KILN_CPU_ROWS (6) rows of four accumulators a<r><c>, with
  * b (the kiln_cpu_block), s (scores), alpha and dc in scope. */
 #define KILN_ROWS_X(X) X(0) X(1) X(2) X(3) X(4) X(5)
