@@ -64,6 +64,9 @@ KILN_EXP2_512(4)
 static inline void kiln_softmax_block512(float *s, float *m, float *l, float *alpha,
                                          uint32_t *pbf) {
     const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
+#if !defined(__AVX512BF16__)
+    (void)pbf; /* bf16 probabilities only exist where the level is compiled */
+#endif
     for (int r = 0; r < KILN_CPU_ROWS; r++) {
         float *x = s + r * KILN_CPU_TILE;
         __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
