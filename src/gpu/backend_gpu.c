@@ -226,7 +226,7 @@ static void report_fill(gpu_state *s, const kiln_gpu_variant *v, int32_t splits,
     memset(report, 0, sizeof *report);
     report->backend = s->drv->kind;
     snprintf(report->target, sizeof report->target, "%s", s->info.target);
-    snprintf(report->tier, sizeof report->tier, "%s", KILN_GPU_TIER_GENERIC);
+    snprintf(report->tier, sizeof report->tier, "%s", kiln_gpu_variant_tier_name(v));
     kiln_gpu_variant_key(v, report->variant, sizeof report->variant);
     report->num_splits = splits;
 }
@@ -267,7 +267,7 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     int32_t splits = p->num_splits < 1 ? 1 : p->num_splits;
     kiln_status st;
 
-    KILN_FORWARD(kiln_gpu_variant_for_attn(p, &v));
+    KILN_FORWARD(kiln_gpu_variant_for_attn_on(p, kiln_target_find(s->info.target), &v));
     if (splits > 1) KILN_FORWARD(kiln_gpu_variant_for_combine(p->dtype, p->head_dim, &vc));
     KILN_FORWARD(s->drv->make_current(s->dev));
 
@@ -285,7 +285,7 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
      * combine pairs one after the other, never interleaved on the stream's workspace. */
     if (st == KILN_OK) {
         kiln_gpu_attn_args(&a, p, splits, ws);
-        st = kiln_gpu_attn_grid(&a, grid, block);
+        st = kiln_gpu_attn_grid_for(&v, &a, grid, block);
     }
     if (st == KILN_OK && !grid_empty(grid)) {
         void *args[] = {&a};

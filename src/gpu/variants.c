@@ -1,14 +1,18 @@
 #include "variants.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "platform/platform.h"
 #include "variant.h"
 
 static const kiln_dtype kAttnDtypes[] = {KILN_F16, KILN_BF16};
 static const kiln_dtype kActDtypes[] = {KILN_F32, KILN_F16, KILN_BF16};
 static const int32_t kHeadDims[] = {64, 128, 256};
+static const int32_t kTensorHeadDims[] = {64, 128};
 static const int32_t kMasks[] = {KILN_MASK_FULL, KILN_MASK_CAUSAL, KILN_MASK_WINDOW};
 static const kiln_attn_mode kModes[] = {KILN_MODE_FIXED, KILN_MODE_VARLEN, KILN_MODE_PAGED};
 static const kiln_activation kActs[] = {KILN_ACT_SILU, KILN_ACT_GELU, KILN_ACT_GELU_TANH};
@@ -21,30 +25,48 @@ static void put(kiln_gpu_variant *out, size_t cap, size_t *n, kiln_gpu_variant v
     ++*n;
 }
 
+/* mma.sync m16n8k16 with bf16 / f16 inputs: every NVIDIA target from sm_80 on. */
+static int has_mma_sync(const kiln_target *t)
+{
+    return t && t->vendor == KILN_VENDOR_NVIDIA && strncmp(t->name, "sm_", 3) == 0 &&
+           atoi(t->name + 3) >= 80;
+}
+
 size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t cap)
 {
     size_t n = 0;
-    (void)t;
     for (size_t a = 0; a < COUNT(kAttnDtypes); ++a)
         for (size_t d = 0; d < COUNT(kHeadDims); ++d) {
             for (size_t m = 0; m < COUNT(kMasks); ++m)
                 for (size_t o = 0; o < COUNT(kModes); ++o) {
                     kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a], kHeadDims[d],
-                                          kMasks[m], kModes[o], KILN_ACT_SILU};
+                                          kMasks[m], kModes[o], KILN_ACT_SILU,
+                                          KILN_GPU_TIER_ID_GENERIC};
                     put(out, cap, &n, v);
                 }
             {
                 kiln_gpu_variant v = {KILN_KERNEL_COMBINE, kAttnDtypes[a], kHeadDims[d],
-                                      KILN_MASK_FULL, KILN_MODE_FIXED, KILN_ACT_SILU};
+                                      KILN_MASK_FULL, KILN_MODE_FIXED, KILN_ACT_SILU,
+                                      KILN_GPU_TIER_ID_GENERIC};
                 put(out, cap, &n, v);
             }
         }
     for (size_t a = 0; a < COUNT(kActs); ++a)
         for (size_t d = 0; d < COUNT(kActDtypes); ++d) {
             kiln_gpu_variant v = {KILN_KERNEL_ACT, kActDtypes[d], 0, KILN_MASK_FULL,
-                                  KILN_MODE_FIXED, kActs[a]};
+                                  KILN_MODE_FIXED, kActs[a], KILN_GPU_TIER_ID_GENERIC};
             put(out, cap, &n, v);
         }
+    if (has_mma_sync(t))
+        for (size_t a = 0; a < COUNT(kAttnDtypes); ++a)
+            for (size_t d = 0; d < COUNT(kTensorHeadDims); ++d)
+                for (size_t m = 0; m < COUNT(kMasks); ++m)
+                    for (size_t o = 0; o < COUNT(kModes); ++o) {
+                        kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a],
+                                              kTensorHeadDims[d], kMasks[m], kModes[o],
+                                              KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR};
+                        put(out, cap, &n, v);
+                    }
     return n;
 }
 
@@ -81,6 +103,77 @@ kiln_status kiln_gpu_variant_for_attn(const kiln_attn_problem *p, kiln_gpu_varia
               : strcmp(mask, "window") == 0 ? KILN_MASK_WINDOW
                                             : KILN_MASK_FULL;
     return KILN_OK;
+}
+
+static int aligned16(const void *ptr) { return ((uintptr_t)ptr & 15u) == 0; }
+
+int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
+                           size_t cap)
+{
+    if (!has_mma_sync(t)) {
+        snprintf(why, cap, "the tensor tier needs an NVIDIA target with mma.sync (sm_80 or "
+                 "later), not %s", t ? t->name : "an unknown target");
+        return 0;
+    }
+    if (p->dtype != KILN_F16 && p->dtype != KILN_BF16) {
+        snprintf(why, cap, "the tensor tier takes f16 or bf16, not %s",
+                 kiln_dtype_name(p->dtype));
+        return 0;
+    }
+    if (p->head_dim != 64 && p->head_dim != 128) {
+        snprintf(why, cap, "the tensor tier runs head_dim 64 or 128, not %lld",
+                 (long long)p->head_dim);
+        return 0;
+    }
+    /* K and V rows are staged with 16-byte copies: every row start must be 16-byte
+     * aligned. */
+    if (!aligned16(p->k) || !aligned16(p->v) || p->k_stride_row % 8 || p->k_stride_head % 8 ||
+        p->k_stride_batch % 8 || p->v_stride_row % 8 || p->v_stride_head % 8 ||
+        p->v_stride_batch % 8) {
+        snprintf(why, cap, "the tensor tier reads K and V 16 bytes at a time: their base "
+                 "addresses must be 16-byte aligned and their strides multiples of 8 elements");
+        return 0;
+    }
+    return 1;
+}
+
+kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kiln_target *t,
+                                           kiln_gpu_tier_request want, kiln_gpu_variant *v)
+{
+    char why[256];
+    int covered;
+    if (want == KILN_GPU_TIER_WANT_GENERIC) return kiln_gpu_variant_for_attn(p, v);
+    covered = kiln_gpu_tensor_covers(p, t, why, sizeof why);
+    KILN_FAIL_IF(want == KILN_GPU_TIER_WANT_TENSOR && !covered, KILN_UNSUPPORTED,
+                 "KILN_GPU_TIER=tensor: %s", why);
+    KILN_FORWARD(kiln_gpu_variant_for_attn(p, v));
+    if (covered) {
+        v->head_dim = (int32_t)p->head_dim;
+        v->tier = KILN_GPU_TIER_ID_TENSOR;
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_gpu_variant_for_attn_on(const kiln_attn_problem *p, const kiln_target *t,
+                                         kiln_gpu_variant *v)
+{
+    char env[32];
+    kiln_gpu_tier_request want = KILN_GPU_TIER_AUTO;
+    if (kiln_env_get("KILN_GPU_TIER", env, sizeof env) && env[0]) {
+        if (strcmp(env, "generic") == 0)
+            want = KILN_GPU_TIER_WANT_GENERIC;
+        else if (strcmp(env, "tensor") == 0)
+            want = KILN_GPU_TIER_WANT_TENSOR;
+        else
+            KILN_FAIL_IF(strcmp(env, "auto") != 0, KILN_INVALID_ARGUMENT,
+                         "KILN_GPU_TIER=%s: expected auto, generic or tensor", env);
+    }
+    return kiln_gpu_variant_for_attn_tier(p, t, want, v);
+}
+
+const char *kiln_gpu_variant_tier_name(const kiln_gpu_variant *v)
+{
+    return v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_GPU_TIER_TENSOR : KILN_GPU_TIER_GENERIC;
 }
 
 kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
@@ -127,7 +220,7 @@ void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
             p.window_left = 0;
             p.window_right = 0;
         }
-        kiln_variant_key_attn(buf, cap, &p, KILN_GPU_TIER_GENERIC);
+        kiln_variant_key_attn(buf, cap, &p, kiln_gpu_variant_tier_name(v));
     } else if (v->kind == KILN_KERNEL_COMBINE) {
         kiln_variant_key_combine(buf, cap, v->dtype, v->head_dim, KILN_GPU_TIER_GENERIC);
     } else {
@@ -138,7 +231,8 @@ void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
 const char *kiln_gpu_variant_file(const kiln_gpu_variant *v)
 {
     switch (v->kind) {
-    case KILN_KERNEL_ATTN: return "attention.cu";
+    case KILN_KERNEL_ATTN:
+        return v->tier == KILN_GPU_TIER_ID_TENSOR ? "attention_mma.cu" : "attention.cu";
     case KILN_KERNEL_COMBINE: return "combine.cu";
     case KILN_KERNEL_ACT: return "activation.cu";
     }
@@ -264,6 +358,19 @@ kiln_status kiln_gpu_attn_grid(const kiln_attn_args *a, unsigned grid[3], unsign
                      &grid[2]));
     block[0] = KILN_ATTN_THREADS;
     block[1] = block[2] = 1;
+    return KILN_OK;
+}
+
+kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_args *a,
+                                   unsigned grid[3], unsigned block[3])
+{
+    const int64_t group = a->heads_kv > 0 ? a->heads_q / a->heads_kv : 1;
+    KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
+    if (v->tier == KILN_GPU_TIER_ID_TENSOR)
+        KILN_FORWARD(fit("attention", "x (query tiles)",
+                         (a->seqlen_q * group + KILN_ATTN_TENSOR_BLOCK_Q - 1) /
+                             KILN_ATTN_TENSOR_BLOCK_Q,
+                         GRID_X_MAX, &grid[0]));
     return KILN_OK;
 }
 

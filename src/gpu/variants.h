@@ -13,6 +13,15 @@
  *   activation {silu, gelu, gelu_tanh} x dtype {f32, f16, bf16}
  * A variant's key names its head-dim bound: a head_dim 72 problem runs
  * attn_fwd.bf16.d128.causal.paged.generic.
+ *
+ * Tensor tier (NVIDIA sm_80 and later: warp-level mma.sync, kernels/attention_mma.cu):
+ *   attention  dtype {f16, bf16} x head dim {64, 128} (exact) x mask x mode, as above;
+ *              split-KV too, the generic combine merging its partial outputs. It runs a
+ *              problem when head_dim is 64 or 128 and K / V can be read 16 bytes at a
+ *              time; everything else stays on the generic tier.
+ * KILN_GPU_TIER=auto|generic|tensor picks the tier (auto: tensor where it covers the
+ * problem on the target, else generic; tensor: KILN_UNSUPPORTED saying why when it does
+ * not cover it).
  */
 #ifndef KILN_GPU_VARIANTS_H
 #define KILN_GPU_VARIANTS_H
@@ -23,6 +32,7 @@
 #include "kiln.h"
 #include "problem.h"
 #include "../../kernels/kiln_args.h"
+#include "../../kernels/attention_mma.h"
 #include "targets.h"
 
 typedef enum kiln_kernel_kind {
@@ -38,19 +48,45 @@ typedef struct kiln_gpu_variant {
     int32_t mask;        /* KILN_MASK_* (attention) */
     kiln_attn_mode mode; /* attention */
     kiln_activation act; /* activations */
+    int32_t tier;        /* KILN_GPU_TIER_ID_* (0, generic, when zero-initialised) */
 } kiln_gpu_variant;
 
 #define KILN_GPU_TIER_GENERIC "generic"
+#define KILN_GPU_TIER_TENSOR "tensor"
+#define KILN_GPU_TIER_ID_GENERIC 0
+#define KILN_GPU_TIER_ID_TENSOR 1
+
+typedef enum kiln_gpu_tier_request {
+    KILN_GPU_TIER_AUTO = 0,
+    KILN_GPU_TIER_WANT_GENERIC = 1,
+    KILN_GPU_TIER_WANT_TENSOR = 2
+} kiln_gpu_tier_request;
+
+/* "generic" or "tensor". */
+const char *kiln_gpu_variant_tier_name(const kiln_gpu_variant *v);
 #define KILN_GPU_MAX_DEFINES 4
 
-/* Every variant the generic tier has for target t (the same set on every target today;
- * the parameter is where a tier's per-target coverage goes). Writes up to cap variants.
+/* Every variant for target t: the generic set everywhere, plus the tensor tier's on NVIDIA
+ * sm_80 and later. Writes up to cap variants.
  * @return the total number of variants (call with cap 0 to size out). */
 size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t cap);
 
 /* The variant that runs a problem. KILN_UNSUPPORTED (with the reason) for f32 or a head_dim
  * the generic tier does not cover. */
 kiln_status kiln_gpu_variant_for_attn(const kiln_attn_problem *p, kiln_gpu_variant *v);
+/* The variant that runs a problem on target t (NULL: generic only), the tier chosen by
+ * KILN_GPU_TIER (read on every call; unset or empty means auto, anything else than
+ * auto / generic / tensor is KILN_INVALID_ARGUMENT). */
+kiln_status kiln_gpu_variant_for_attn_on(const kiln_attn_problem *p, const kiln_target *t,
+                                         kiln_gpu_variant *v);
+/* The same with the tier given. KILN_GPU_TIER_WANT_TENSOR on a problem or target the tensor
+ * tier does not cover is KILN_UNSUPPORTED naming the reason. */
+kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kiln_target *t,
+                                           kiln_gpu_tier_request want, kiln_gpu_variant *v);
+/* Whether the tensor tier has a variant for this problem on t: 1, or 0 with the reason in
+ * why. */
+int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
+                           size_t cap);
 kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
                                          kiln_gpu_variant *v);
 kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,
@@ -80,6 +116,9 @@ void kiln_gpu_act_args(kiln_act_args *a, const kiln_act_problem *p);
  * KILN_UNSUPPORTED naming the dimension when a grid exceeds the 65,535 y / z limit. The
  * grid may have a zero dimension (nothing to launch) for empty problems. */
 kiln_status kiln_gpu_attn_grid(const kiln_attn_args *a, unsigned grid[3], unsigned block[3]);
+/* The same for the variant v's tier (the tensor kernel's blocks hold more rows). */
+kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_args *a,
+                                   unsigned grid[3], unsigned block[3]);
 kiln_status kiln_gpu_combine_grid(const kiln_attn_args *a, unsigned grid[3],
                                   unsigned block[3]);
 kiln_status kiln_gpu_act_grid(const kiln_act_args *a, unsigned grid[3], unsigned block[3]);

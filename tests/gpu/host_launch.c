@@ -31,6 +31,38 @@ void kiln_host_sync(void)
     kiln_mutex_unlock(g_bar.m);
 }
 
+/* One barrier per warp, and two deposit areas used in turn: a lane can write the next
+ * exchange's area only after the barrier of that exchange, which every lane reaches only
+ * after it has read the previous one. */
+#define MAX_WARPS 32
+static struct {
+    kiln_mutex *m;
+    kiln_cond *c;
+    unsigned waiting;
+    unsigned long generation;
+    unsigned char slot[2][32][64];
+} g_warp[MAX_WARPS];
+static _Thread_local unsigned g_warp_turn;
+
+void kiln_host_warp_exchange(const void *mine, void *all, size_t bytes)
+{
+    const int w = kiln_host_thread / 32, lane = kiln_host_thread % 32;
+    const unsigned turn = g_warp_turn++ & 1u;
+    memcpy(g_warp[w].slot[turn][lane], mine, bytes);
+    kiln_mutex_lock(g_warp[w].m);
+    unsigned long gen = g_warp[w].generation;
+    if (++g_warp[w].waiting == 32) {
+        g_warp[w].waiting = 0;
+        ++g_warp[w].generation;
+        kiln_cond_broadcast(g_warp[w].c);
+    } else {
+        while (gen == g_warp[w].generation) kiln_cond_wait(g_warp[w].c, g_warp[w].m);
+    }
+    kiln_mutex_unlock(g_warp[w].m);
+    for (int i = 0; i < 32; ++i)
+        memcpy((unsigned char *)all + (size_t)i * bytes, g_warp[w].slot[turn][i], bytes);
+}
+
 typedef struct worker {
     const kiln_emulated_kernel *k;
     const void *args;
@@ -60,7 +92,7 @@ const kiln_emulated_kernel *kiln_emulated_find(const kiln_gpu_variant *v)
 {
     for (int i = 0; i < kiln_emulated_kernel_count; ++i) {
         const kiln_emulated_kernel *k = &kiln_emulated_kernels[i];
-        if (k->kind != v->kind || k->dtype != (int)v->dtype) continue;
+        if (k->kind != v->kind || k->dtype != (int)v->dtype || k->tier != v->tier) continue;
         if (v->kind == KILN_KERNEL_ACT ? k->act == (int)v->act
                                        : k->head_dim == v->head_dim &&
                                              (v->kind == KILN_KERNEL_COMBINE ||
@@ -81,10 +113,16 @@ int kiln_emulated_launch(const kiln_emulated_kernel *k, const void *args,
     if (!g_bar.m) {
         g_bar.m = kiln_mutex_create();
         g_bar.c = kiln_cond_create();
+        for (int i = 0; i < MAX_WARPS; ++i) {
+            g_warp[i].m = kiln_mutex_create();
+            g_warp[i].c = kiln_cond_create();
+        }
     }
+    if (n % 32 != 0 || n / 32 > MAX_WARPS) n = 0, rc = -1; /* warps must be whole */
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) n = 0;
     g_bar.threads = n;
     g_bar.waiting = 0;
+    for (unsigned i = 0; i < MAX_WARPS; ++i) g_warp[i].waiting = 0;
     for (unsigned i = 0; rc == 0 && i < n; ++i) {
         w[i].k = k;
         w[i].args = args;

@@ -8,6 +8,7 @@
 #define KILN_TESTS_HOST_VENDOR_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -25,6 +26,10 @@ typedef uint16_t kiln_u16;
 extern _Thread_local int kiln_host_thread;
 extern _Thread_local long long kiln_host_block[3];
 void kiln_host_sync(void);
+/* Warp-synchronous exchange for the emulated warp instructions (kernels/mma.h): every lane
+ * of the calling thread's warp (32 consecutive threads) deposits bytes (at most 64) from
+ * mine and, once all have, receives the 32 deposits in lane order in all. */
+void kiln_host_warp_exchange(const void *mine, void *all, size_t bytes);
 
 #define kiln_thread_x() kiln_host_thread
 #define kiln_block_x() kiln_host_block[0]

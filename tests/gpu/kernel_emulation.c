@@ -1,10 +1,12 @@
 /*
- * The generic-tier kernels (attention, combine, activation) run on CPU threads through
- * tests/gpu/host_vendor.h and are compared with the fp64 reference: every mode (fixed,
+ * The generic-tier kernels (attention, combine, activation) and the tensor tier's attention
+ * (mma.sync and warp shuffles emulated lane by lane in kernels/mma.h) run on CPU threads
+ * through tests/gpu/host_vendor.h and are compared with the fp64 reference: every mode (fixed,
  * varlen, paged decode, batch prefill), split-KV with the combine kernel, GQA / MQA groups,
  * causal / window / soft-cap / ALiBi, LSE, empty sequences, permuted strides, odd head dims;
- * and the three gated activations. Each variant of the generic set must have an emulated
- * build (so none is left untested).
+ * and the three gated activations. Every attention case runs on the generic tier and, where
+ * it covers the case, on the tensor tier. Each variant must have an emulated build (so none
+ * is left untested).
  */
 #include <math.h>
 #include <stdint.h>
@@ -68,13 +70,13 @@ static int launch(const kiln_gpu_variant *v, const kiln_attn_args *a, int combin
     const kiln_emulated_kernel *k = kiln_emulated_find(v);
     unsigned grid[3], block[3];
     if (!k) return -1;
-    if ((combine ? kiln_gpu_combine_grid(a, grid, block) : kiln_gpu_attn_grid(a, grid, block)) !=
-        KILN_OK)
+    if ((combine ? kiln_gpu_combine_grid(a, grid, block)
+                 : kiln_gpu_attn_grid_for(v, a, grid, block)) != KILN_OK)
         return -1;
     return kiln_emulated_launch(k, a, grid, block);
 }
 
-static void run_attn(const attn_case *c)
+static void run_attn(const attn_case *c, kiln_gpu_tier_request tier)
 {
     const kiln_dtype dt = c->dtype;
     const int64_t B = c->batch, HQ = c->hq, HK = c->hkv, D = c->d;
@@ -87,7 +89,8 @@ static void run_attn(const attn_case *c)
     kiln_attention_params prm;
     kiln_attn_problem p;
 
-    check_case("attention %s", c->name);
+    check_case("attention %s (%s tier)", c->name,
+               tier == KILN_GPU_TIER_WANT_TENSOR ? "tensor" : "generic");
     kiln_attention_params_init(&prm);
     prm.causal = c->causal;
     prm.window_left = c->wl;
@@ -194,7 +197,9 @@ static void run_attn(const attn_case *c)
         const double tol = dt == KILN_BF16 ? 1e-2 : 2e-3;
         if (c->splits > 1)
             ws = malloc(kiln_split_workspace_bytes(c->splits, rows, HQ, D));
-        CHECK_OK(kiln_gpu_variant_for_attn(&p, &var));
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find("sm_90"), tier, &var));
+        CHECK_EQ(var.tier, tier == KILN_GPU_TIER_WANT_TENSOR ? KILN_GPU_TIER_ID_TENSOR
+                                                             : KILN_GPU_TIER_ID_GENERIC);
         kiln_gpu_attn_args(&a, &p, c->splits, ws);
         CHECK_EQ(launch(&var, &a, 0), 0);
         if (c->splits > 1) {
@@ -321,10 +326,14 @@ int main(void)
         {"mqa 5 window split", KILN_MODE_VARLEN, 0, KILN_BF16, 3, 5, 1, 32, 0, 0, q3, k3, 0, 7, 2, 3.0f, 1, 3, 1, 0, 0},
         {"gqa 8 decode split", KILN_MODE_PAGED, 0, KILN_BF16, 3, 16, 2, 128, 2, 0, 0, kd, 1, -1, 0, 0, 1, 4, 1, 0, 16},
         {"gqa 3 prefill",      KILN_MODE_PAGED, 1, KILN_F16, 4, 6, 2, 80, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 8},
+        /* Several query blocks and key tiles of the tensor kernel (64 x 64). */
+        {"long causal d128",   KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 150, 200, 0, 0, 1, -1, 0, 4.0f, 1, 1, 1, 0, 0},
+        {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0},
     };
-    size_t count, n;
-    const kiln_target *t = kiln_targets(&count);
+    size_t n;
+    const kiln_target *t = kiln_target_find("sm_80"); /* every generic and tensor variant */
     kiln_gpu_variant *all;
+    char why[256];
 
     check_case("every variant has an emulated build");
     n = kiln_gpu_variant_list(t, NULL, 0);
@@ -345,7 +354,41 @@ int main(void)
             c.qlens = NULL;
             c.sq = 1;
         }
-        run_attn(&c);
+        run_attn(&c, KILN_GPU_TIER_WANT_GENERIC);
+        if (c.d == 64 || c.d == 128) run_attn(&c, KILN_GPU_TIER_WANT_TENSOR);
+    }
+
+    check_case("tier choice");
+    {
+        kiln_attn_problem p;
+        kiln_gpu_variant v;
+        memset(&p, 0, sizeof p);
+        p.dtype = KILN_BF16;
+        p.head_dim = 96;
+        p.k = p.v = (const void *)(uintptr_t)64;
+        CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
+        CHECK(strstr(why, "head_dim") != NULL);
+        CHECK_STATUS(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_TENSOR, &v),
+                     KILN_UNSUPPORTED);
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
+        p.head_dim = 128;
+        CHECK(kiln_gpu_tensor_covers(&p, t, why, sizeof why));
+        CHECK(!kiln_gpu_tensor_covers(&p, kiln_target_find("gfx942"), why, sizeof why));
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find("gfx942"),
+                                                KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
+        p.k_stride_row = 132; /* rows 8-byte aligned only */
+        CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
+        p.k_stride_row = 128;
+        p.v = (const void *)(uintptr_t)72;
+        CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
+        p.v = p.k;
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_GENERIC, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
+        check_note_ran();
     }
     for (int act = 0; act < 3; ++act)
         for (int dt = 0; dt < 3; ++dt) run_act((kiln_activation)act, (kiln_dtype)dt, 6, 300);

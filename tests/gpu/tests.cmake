@@ -1,6 +1,7 @@
 # GPU-side tests that need no GPU:
-#  - kernel_emulation: every generic kernel variant compiled as C with tests/gpu/host_vendor.h
-#    and run on CPU threads against the fp64 reference (src/core/reference.h).
+#  - kernel_emulation: every generic and tensor-tier kernel variant compiled as C with
+#    tests/gpu/host_vendor.h (mma.sync and shuffles emulated lane by lane) and run on CPU
+#    threads against the fp64 reference (src/core/reference.h).
 #  - compile_matrix_*: NVRTC and clang compile every generic variant for the CI targets and
 #    check each object's resources against the target table (see compile_matrix.c).
 
@@ -10,7 +11,7 @@ set(KILN_EMU_SOURCES "")
 set(KILN_EMU_DECLS "")
 set(KILN_EMU_TABLE "")
 set(KILN_EMU_N 0)
-macro(kiln_emu_variant file entry kind dtype hd mask mode act)
+macro(kiln_emu_variant file entry kind dtype hd mask mode act tier)
   set(fn kiln_host_k${KILN_EMU_N})
   set(src ${KILN_EMU_DIR}/${fn}.c)
   file(CONFIGURE OUTPUT ${src} CONTENT
@@ -26,10 +27,10 @@ macro(kiln_emu_variant file entry kind dtype hd mask mode act)
   list(APPEND KILN_EMU_SOURCES ${src})
   if(kind STREQUAL "KILN_KERNEL_ACT")
     string(APPEND KILN_EMU_DECLS "void ${fn}(kiln_act_args a);\n")
-    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, NULL, ${fn}},\n")
+    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, NULL, ${fn}},\n")
   else()
     string(APPEND KILN_EMU_DECLS "void ${fn}(kiln_attn_args a);\n")
-    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${fn}, NULL},\n")
+    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, ${fn}, NULL},\n")
   endif()
   math(EXPR KILN_EMU_N "${KILN_EMU_N} + 1")
 endmacro()
@@ -38,15 +39,18 @@ foreach(dtype 1 2)
   foreach(hd 64 128 256)
     foreach(mask 0 1 2)
       foreach(mode 0 1 2)
-        kiln_emu_variant(attention.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0)
+        kiln_emu_variant(attention.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 0)
+        if(NOT hd EQUAL 256)
+          kiln_emu_variant(attention_mma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1)
+        endif()
       endforeach()
     endforeach()
-    kiln_emu_variant(combine.cu kiln_attn_combine KILN_KERNEL_COMBINE ${dtype} ${hd} 0 0 0)
+    kiln_emu_variant(combine.cu kiln_attn_combine KILN_KERNEL_COMBINE ${dtype} ${hd} 0 0 0 0)
   endforeach()
 endforeach()
 foreach(act 0 1 2)
   foreach(dtype 0 1 2)
-    kiln_emu_variant(activation.cu kiln_act_and_mul KILN_KERNEL_ACT ${dtype} 0 0 0 ${act})
+    kiln_emu_variant(activation.cu kiln_act_and_mul KILN_KERNEL_ACT ${dtype} 0 0 0 ${act} 0)
   endforeach()
 endforeach()
 file(CONFIGURE OUTPUT ${KILN_EMU_DIR}/emulated_kernels.c CONTENT

@@ -1,0 +1,329 @@
+/*
+ * Attention forward, NVIDIA tensor tier (sm_80+): the generic kernel's contract (same
+ * arguments, row packing, masks, soft-cap, ALiBi, LSE, split-KV workspace) with both
+ * products on warp-level mma.sync (kernels/mma.h). A variant is this file plus
+ *   KILN_DTYPE     1 f16 | 2 bf16
+ *   KILN_HEAD_DIM  64 | 128          exactly the runtime head_dim (others run generic)
+ *   KILN_MASK, KILN_MODE             as in attention.cu
+ * The host picks this kernel only when K and V rows can be read 16 bytes at a time (base
+ * pointers 16-byte aligned, every K / V stride a multiple of 8 elements).
+ *
+ * Grid (ceil(rows / KILN_ATTN_TENSOR_BLOCK_Q), heads_kv, batch * num_splits), 4 warps: a
+ * block owns 64 packed (query, head) rows, warp w rows 16w..16w+15, and for each tile of
+ * 64 keys in the block's visible range:
+ *   K and V tiles staged in shared memory (16-byte copies; a paged row looked up once)
+ *   S = Q K^T on mma (Q fragments stay in registers for the whole loop), then scale,
+ *   soft-cap, ALiBi and mask on the accumulator registers
+ *   online softmax in registers: a row lives in the 4 lanes of a quad, so its max needs
+ *   two xor-shuffles; its sum stays per lane until the end
+ *   P is rounded to the element type straight from the accumulator layout (an m16n8 C
+ *   tile pair is exactly an m16k16 A fragment) and O += P V on mma
+ * Shared memory: 2 * 64 * (D + 8) * 2 + 64 * 16 bytes = 35,840 at D = 128. The row pad
+ * of 8 elements makes a fragment load's 32 words fall in 32 different banks.
+ */
+#include "kiln_device.h"
+#include "kiln_args.h"
+#include "mma.h"
+#include "attention_mma.h"
+
+#if !defined(KILN_HEAD_DIM) || !defined(KILN_MASK) || !defined(KILN_MODE)
+#error "KILN_HEAD_DIM, KILN_MASK and KILN_MODE must be defined"
+#endif
+#if KILN_HEAD_DIM != 64 && KILN_HEAD_DIM != 128
+#error "the tensor tier compiles head_dim 64 and 128"
+#endif
+#if KILN_DTYPE != 1 && KILN_DTYPE != 2
+#error "the tensor tier takes f16 or bf16"
+#endif
+
+#define D KILN_HEAD_DIM
+#define BQ KILN_ATTN_TENSOR_BLOCK_Q
+#define BK KILN_ATTN_TENSOR_BLOCK_K
+#define NT KILN_ATTN_THREADS
+#define LDS (D + 8)
+#define NKT (BK / 8)  /* score tiles (n = 8 keys) per warp */
+#define NDT (D / 8)   /* output tiles (n = 8 dims) per warp */
+#define NKC (D / 16)  /* k-steps of Q K^T over the head dim */
+#define NPC (BK / 16) /* k-steps of P V over the keys */
+
+#if BQ != 16 * (NT / 32)
+#error "one warp per 16 rows"
+#endif
+
+typedef struct kiln_seq {
+    kiln_i64 sq, sk;
+    kiln_i64 row0;
+    kiln_i64 q_off, o_off, lse_off, k_off, v_off;
+} kiln_seq;
+
+KILN_DEV kiln_seq kiln_seq_of(const kiln_attn_args *a, kiln_i64 b)
+{
+    kiln_seq s;
+    if (a->cu_seqlens_q) {
+        kiln_i64 q0 = a->cu_seqlens_q[b];
+        s.sq = a->cu_seqlens_q[b + 1] - q0;
+        s.row0 = q0;
+        s.q_off = q0 * a->q_stride_row;
+        s.o_off = q0 * a->o_stride_row;
+        s.lse_off = q0 * a->lse_stride_row;
+    } else {
+        s.sq = a->seqlen_q;
+        s.row0 = b * a->seqlen_q;
+        s.q_off = b * a->q_stride_batch;
+        s.o_off = b * a->o_stride_batch;
+        s.lse_off = b * a->lse_stride_batch;
+    }
+#if KILN_MODE == KILN_MODE_ID_FIXED
+    s.sk = a->seqlen_k;
+    s.k_off = b * a->k_stride_batch;
+    s.v_off = b * a->v_stride_batch;
+#elif KILN_MODE == KILN_MODE_ID_VARLEN
+    s.sk = a->cu_seqlens_k[b + 1] - a->cu_seqlens_k[b];
+    s.k_off = (kiln_i64)a->cu_seqlens_k[b] * a->k_stride_row;
+    s.v_off = (kiln_i64)a->cu_seqlens_k[b] * a->v_stride_row;
+#else
+    s.sk = a->seqlens_k[b];
+    s.k_off = 0;
+    s.v_off = 0;
+#endif
+    return s;
+}
+
+KILN_DEV void kiln_kv_row(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 j,
+                          kiln_i64 *ko, kiln_i64 *vo)
+{
+#if KILN_MODE == KILN_MODE_ID_PAGED
+    kiln_i64 page = a->block_table[b * a->block_table_stride + j / a->page_size];
+    kiln_i64 slot = j % a->page_size;
+    *ko = page * a->k_stride_batch + slot * a->k_stride_row;
+    *vo = page * a->v_stride_batch + slot * a->v_stride_row;
+#else
+    *ko = s->k_off + j * a->k_stride_row;
+    *vo = s->v_off + j * a->v_stride_row;
+#endif
+}
+
+KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
+{
+    KILN_SHARED KILN_ALIGN16 kiln_elem ks[BK][LDS];
+    KILN_SHARED KILN_ALIGN16 kiln_elem vs[BK][LDS];
+    KILN_SHARED kiln_i64 kv_row[BK][2];
+
+    const kiln_i32 tid = kiln_thread_x();
+    const kiln_i32 lane = tid % 32, warp = tid / 32;
+    const kiln_i32 g = lane / 4, tq = lane % 4;
+    const kiln_i64 hk = kiln_block_y();
+    const kiln_i64 b = kiln_block_z() / a.num_splits;
+    const kiln_i64 split = kiln_block_z() % a.num_splits;
+    const kiln_i64 group = a.heads_q / a.heads_kv;
+    const kiln_seq s = kiln_seq_of(&a, b);
+    const kiln_i64 p0 = kiln_block_x() * BQ;
+    const kiln_i64 rows = s.sq * group;
+    if (p0 >= rows) return; /* whole block leaves together: no barrier is skipped */
+
+    const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
+    kiln_i64 lo = 0, hi = s.sk;
+#if KILN_MASK != KILN_MASK_FULL
+    {
+        const kiln_i64 i0 = p0 / group;
+        const kiln_i64 i_last = ((p0 + BQ < rows ? p0 + BQ : rows) - 1) / group;
+        if (a.window_left >= 0 && i0 + diag - a.window_left > lo)
+            lo = i0 + diag - a.window_left;
+#if KILN_MASK == KILN_MASK_CAUSAL
+        if (i_last + diag + 1 < hi) hi = i_last + diag + 1;
+#else
+        if (a.window_right >= 0 && i_last + diag + a.window_right + 1 < hi)
+            hi = i_last + diag + a.window_right + 1;
+#endif
+    }
+#endif
+    if (a.num_splits > 1) {
+        kiln_i64 chunk = (s.sk + a.num_splits - 1) / a.num_splits;
+        kiln_i64 c0 = split * chunk, c1 = c0 + chunk;
+        if (c0 > lo) lo = c0;
+        if (c1 < hi) hi = c1;
+    }
+
+    const kiln_elem *q = (const kiln_elem *)a.q;
+    const kiln_elem *k = (const kiln_elem *)a.k;
+    const kiln_elem *v = (const kiln_elem *)a.v;
+
+    /* This lane's two rows (fragment rows g and g + 8 of the warp's 16). Rows past the end
+     * compute on the last row's data and are not stored. */
+    kiln_i64 ri[2], rh[2];
+    float slope[2];
+    int live[2];
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        const kiln_i64 p = p0 + warp * 16 + g + 8 * r;
+        const kiln_i64 pc = p < rows ? p : rows - 1;
+        live[r] = p < rows;
+        ri[r] = pc / group;
+        rh[r] = hk * group + pc % group;
+        slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + rh[r]] : 0.0f;
+    }
+
+    kiln_u32 qf[NKC][4];
+    #pragma unroll
+    for (kiln_i32 kc = 0; kc < NKC; ++kc)
+        #pragma unroll
+        for (kiln_i32 x = 0; x < 4; ++x) {
+            const kiln_i32 r = x & 1, half = x >> 1;
+            const kiln_i64 at = s.q_off + ri[r] * a.q_stride_row + rh[r] * a.q_stride_head +
+                                kc * 16 + half * 8 + 2 * tq;
+            qf[kc][x] = (kiln_u32)q[at] | ((kiln_u32)q[at + 1] << 16);
+        }
+
+    float o[NDT][4];
+    #pragma unroll
+    for (kiln_i32 n = 0; n < NDT; ++n)
+        #pragma unroll
+        for (kiln_i32 x = 0; x < 4; ++x) o[n][x] = 0.0f;
+    float m[2], l[2];
+    m[0] = m[1] = kiln_neg_inf();
+    l[0] = l[1] = 0.0f;
+
+    for (kiln_i64 kt = lo; kt < hi; kt += BK) {
+        kiln_sync(); /* previous tile fully consumed */
+        if (tid < BK && kt + tid < hi) {
+            kiln_i64 ko, vo;
+            kiln_kv_row(&a, &s, b, kt + tid, &ko, &vo);
+            kv_row[tid][0] = ko + hk * a.k_stride_head;
+            kv_row[tid][1] = vo + hk * a.v_stride_head;
+        }
+        kiln_sync();
+        for (kiln_i32 e = tid; e < BK * (D / 8); e += NT) {
+            const kiln_i32 jj = e / (D / 8), c = (e % (D / 8)) * 8;
+            if (kt + jj < hi) {
+                kiln_copy16(&ks[jj][c], k + kv_row[jj][0] + c);
+                kiln_copy16(&vs[jj][c], v + kv_row[jj][1] + c);
+            } else {
+                /* Zero, not stale: a masked key's weight is 0 and 0 * NaN would not be. */
+                #pragma unroll
+                for (kiln_i32 x = 0; x < 8; ++x) {
+                    ks[jj][c + x] = kiln_f32_to_elem(0.0f);
+                    vs[jj][c + x] = kiln_f32_to_elem(0.0f);
+                }
+            }
+        }
+        kiln_sync();
+
+        float sc[NKT][4];
+        #pragma unroll
+        for (kiln_i32 n = 0; n < NKT; ++n) {
+            #pragma unroll
+            for (kiln_i32 x = 0; x < 4; ++x) sc[n][x] = 0.0f;
+            #pragma unroll
+            for (kiln_i32 kc = 0; kc < NKC; ++kc) {
+                kiln_u32 bf[2];
+                bf[0] = kiln_lds32(&ks[n * 8 + g][kc * 16 + 2 * tq]);
+                bf[1] = kiln_lds32(&ks[n * 8 + g][kc * 16 + 8 + 2 * tq]);
+                kiln_mma16816(sc[n], qf[kc], bf, sc[n]);
+            }
+        }
+
+        float mx[2];
+        mx[0] = m[0];
+        mx[1] = m[1];
+        #pragma unroll
+        for (kiln_i32 n = 0; n < NKT; ++n)
+            #pragma unroll
+            for (kiln_i32 x = 0; x < 4; ++x) {
+                const kiln_i32 r = x >> 1;
+                const kiln_i64 i = ri[r], j = kt + n * 8 + 2 * tq + (x & 1);
+                float y = sc[n][x] * a.scale;
+                if (a.softcap != 0.0f) y = a.softcap * kiln_tanhf(y / a.softcap);
+                if (a.alibi) {
+                    kiln_i64 dist = i + diag - j;
+                    y -= slope[r] * (float)(dist < 0 ? -dist : dist);
+                }
+                int visible = j < hi;
+#if KILN_MASK != KILN_MASK_FULL
+                if (a.window_left >= 0 && j < i + diag - a.window_left) visible = 0;
+#if KILN_MASK == KILN_MASK_CAUSAL
+                if (j > i + diag) visible = 0;
+#else
+                if (a.window_right >= 0 && j > i + diag + a.window_right) visible = 0;
+#endif
+#endif
+                sc[n][x] = visible ? y : kiln_neg_inf();
+                mx[r] = kiln_fmaxf(mx[r], sc[n][x]);
+            }
+        /* A row with nothing visible yet keeps max -inf and uses 0 as its reference, so
+         * exp() gives 0, never NaN. */
+        float use[2], alpha[2];
+        #pragma unroll
+        for (kiln_i32 r = 0; r < 2; ++r) {
+            mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
+            mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
+            use[r] = mx[r] == kiln_neg_inf() ? 0.0f : mx[r];
+            alpha[r] = kiln_expf(m[r] - use[r]);
+            m[r] = mx[r];
+            l[r] *= alpha[r];
+        }
+        #pragma unroll
+        for (kiln_i32 n = 0; n < NDT; ++n) {
+            o[n][0] *= alpha[0];
+            o[n][1] *= alpha[0];
+            o[n][2] *= alpha[1];
+            o[n][3] *= alpha[1];
+        }
+
+        #pragma unroll
+        for (kiln_i32 kc = 0; kc < NPC; ++kc) {
+            kiln_u32 pf[4];
+            #pragma unroll
+            for (kiln_i32 hf = 0; hf < 2; ++hf) {
+                const float *c = sc[2 * kc + hf];
+                const float e0 = kiln_expf(c[0] - use[0]), e1 = kiln_expf(c[1] - use[0]);
+                const float e2 = kiln_expf(c[2] - use[1]), e3 = kiln_expf(c[3] - use[1]);
+                l[0] += e0 + e1;
+                l[1] += e2 + e3;
+                pf[2 * hf] = kiln_pack2(e0, e1);
+                pf[2 * hf + 1] = kiln_pack2(e2, e3);
+            }
+            #pragma unroll
+            for (kiln_i32 n = 0; n < NDT; ++n) {
+                /* B[k][n] = V[key][dim]: a register pairs two keys of one dim. */
+                const kiln_i32 k0 = kc * 16 + 2 * tq, dcol = n * 8 + g;
+                kiln_u32 bf[2];
+                bf[0] = (kiln_u32)vs[k0][dcol] | ((kiln_u32)vs[k0 + 1][dcol] << 16);
+                bf[1] = (kiln_u32)vs[k0 + 8][dcol] | ((kiln_u32)vs[k0 + 9][dcol] << 16);
+                kiln_mma16816(o[n], pf, bf, o[n]);
+            }
+        }
+    }
+
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        l[r] += kiln_shfl_xor(l[r], 1);
+        l[r] += kiln_shfl_xor(l[r], 2);
+    }
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        if (!live[r]) continue;
+        const kiln_i64 i = ri[r], h = rh[r];
+        const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+        const float lse = l[r] > 0.0f ? m[r] + kiln_logf(l[r]) : kiln_neg_inf();
+        if (a.num_splits > 1) {
+            const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
+            #pragma unroll
+            for (kiln_i32 n = 0; n < NDT; ++n) {
+                const kiln_i64 d = n * 8 + 2 * tq;
+                a.ws_out[wrow * D + d] = o[n][2 * r] * inv;
+                a.ws_out[wrow * D + d + 1] = o[n][2 * r + 1] * inv;
+            }
+            if (tq == 0) a.ws_lse[wrow] = lse;
+        } else {
+            kiln_elem *out = (kiln_elem *)a.out;
+            const kiln_i64 at = s.o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq;
+            #pragma unroll
+            for (kiln_i32 n = 0; n < NDT; ++n) {
+                out[at + n * 8] = kiln_f32_to_elem(o[n][2 * r] * inv);
+                out[at + n * 8 + 1] = kiln_f32_to_elem(o[n][2 * r + 1] * inv);
+            }
+            if (tq == 0 && a.lse)
+                a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
+        }
+    }
+}

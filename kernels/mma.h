@@ -1,0 +1,129 @@
+/*
+ * Warp-level matrix and lane-exchange operations of the NVIDIA tensor tier (sm_80+), the
+ * only place their instructions appear, so the CPU emulation (tests/gpu/host_vendor.h)
+ * runs the same kernel code with nothing but these replaced.
+ *
+ * kiln_mma16816(d, a, b, c): D = A B + C for one 16 x 8 x 16 tile with fp32 accumulation
+ * (mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32, the element type from
+ * KILN_DTYPE). Fragments follow the PTX ISA ("Matrix Fragments for mma.m16n8k16 with
+ * floating point type"); with g = lane / 4 and t = lane % 4, each 32-bit register holding
+ * two elements, the lower-indexed one in the low half:
+ *   a[0] = A[g][2t..2t+1]    a[1] = A[g+8][2t..2t+1]
+ *   a[2] = A[g][2t+8..2t+9]  a[3] = A[g+8][2t+8..2t+9]
+ *   b[0] = B[2t..2t+1][g]    b[1] = B[2t+8..2t+9][g]
+ *   c[0], c[1] = C[g][2t], C[g][2t+1]    c[2], c[3] = C[g+8][2t], C[g+8][2t+1]
+ * kiln_shfl_xor(x, m): x from lane (lane ^ m) of the same warp.
+ * kiln_pack2(lo, hi): two floats rounded to the element type in one 32-bit register.
+ * kiln_lds32(p): the two elements at p (4-byte aligned) as one register.
+ * kiln_copy16(dst, src): 8 elements, both addresses 16-byte aligned.
+ * Every lane of the warp must make each call (warp-uniform control flow).
+ */
+#ifndef KILN_MMA_H
+#define KILN_MMA_H
+
+#include "kiln_device.h"
+
+#if defined(KILN_HOST_VENDOR_H)
+
+#define KILN_ALIGN16 _Alignas(16)
+
+KILN_DEV kiln_u32 kiln_lds32(const kiln_elem *p)
+{
+    kiln_u32 r;
+    memcpy(&r, p, sizeof r);
+    return r;
+}
+
+KILN_DEV void kiln_copy16(kiln_elem *dst, const kiln_elem *src) { memcpy(dst, src, 16); }
+
+KILN_DEV kiln_u32 kiln_pack2(float lo, float hi)
+{
+    return (kiln_u32)kiln_f32_to_elem(lo) | ((kiln_u32)kiln_f32_to_elem(hi) << 16);
+}
+
+KILN_DEV float kiln_half_f32(kiln_u32 r, int hi)
+{
+    return kiln_elem_to_f32((kiln_elem)(hi ? r >> 16 : r & 0xffffu));
+}
+
+typedef struct kiln_mma_lane {
+    kiln_u32 a[4], b[2];
+} kiln_mma_lane;
+
+/* Each lane publishes its A and B registers; then computes its own four outputs from the
+ * whole warp's registers, element (row, k) of A found where the layout above puts it. */
+KILN_DEV void kiln_mma16816(float d[4], const kiln_u32 a[4], const kiln_u32 b[2],
+                            const float c[4])
+{
+    kiln_mma_lane mine, all[32];
+    const int lane = kiln_thread_x() % 32, g = lane / 4, t = lane % 4;
+    memcpy(mine.a, a, sizeof mine.a);
+    memcpy(mine.b, b, sizeof mine.b);
+    kiln_host_warp_exchange(&mine, all, sizeof mine);
+    for (int i = 0; i < 4; ++i) {
+        const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+        float acc = c[i];
+        for (int k = 0; k < 16; ++k) {
+            const int kk = k % 8;
+            const kiln_mma_lane *la = &all[(row % 8) * 4 + kk / 2];
+            const kiln_mma_lane *lb = &all[col * 4 + kk / 2];
+            float x = kiln_half_f32(la->a[(row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)], k & 1);
+            float y = kiln_half_f32(lb->b[k >= 8 ? 1 : 0], k & 1);
+            acc += x * y;
+        }
+        d[i] = acc;
+    }
+}
+
+KILN_DEV float kiln_shfl_xor(float x, int m)
+{
+    float all[32];
+    kiln_host_warp_exchange(&x, all, sizeof x);
+    return all[(kiln_thread_x() % 32) ^ m];
+}
+
+#else /* NVRTC, sm_80 and later */
+
+#define KILN_ALIGN16 __align__(16)
+
+KILN_DEV kiln_u32 kiln_lds32(const kiln_elem *p) { return *(const kiln_u32 *)p; }
+
+KILN_DEV void kiln_copy16(kiln_elem *dst, const kiln_elem *src)
+{
+    *(uint4 *)dst = *(const uint4 *)src;
+}
+
+KILN_DEV kiln_u32 kiln_pack2(float lo, float hi)
+{
+    kiln_u32 r;
+#if KILN_DTYPE == 2
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+
+KILN_DEV void kiln_mma16816(float d[4], const kiln_u32 a[4], const kiln_u32 b[2],
+                            const float c[4])
+{
+#if KILN_DTYPE == 2
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+                   "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+                   "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#endif
+}
+
+KILN_DEV float kiln_shfl_xor(float x, int m) { return __shfl_xor_sync(0xffffffffu, x, m); }
+
+#endif
+
+#endif
