@@ -194,7 +194,7 @@ static void run_attn(const attn_case *c, kiln_gpu_tier_request tier)
         double *ref_o = calloc((size_t)(rows * HQ * D + 1), sizeof(double));
         double *ref_l = calloc((size_t)(rows * HQ + 1), sizeof(double));
         void *ws = NULL;
-        const double tol = dt == KILN_BF16 ? 1e-2 : 2e-3;
+        const double tol = dt == KILN_BF16 ? 8e-3 : 1e-3; /* the conformance tolerances */
         if (c->splits > 1)
             ws = malloc(kiln_split_workspace_bytes(c->splits, rows, HQ, D));
         CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find("sm_90"), tier, &var));
