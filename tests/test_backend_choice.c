@@ -1,24 +1,14 @@
 /* Every rule of kiln_backend_choose(), Linux and Windows, on any machine. */
-#include <stdio.h>
-#include <string.h>
-
 #include "backend_choice.h"
-
-static int failures;
+#include "check.h"
 
 #define EXPECT_CHOICE(in_, backend_, status_, reason_part_)                                  \
     do {                                                                                     \
         kiln_backend_choice c_;                                                              \
         kiln_backend_choose(&(in_), &c_);                                                    \
-        if (c_.backend != (backend_) || c_.status != (status_) ||                            \
-            !strstr(c_.reason, (reason_part_))) {                                            \
-            fprintf(stderr,                                                                  \
-                    "%s:%d: got backend %s status %d reason \"%s\"; expected backend %s "   \
-                    "status %d and a reason containing \"%s\"\n",                            \
-                    __FILE__, __LINE__, kiln_backend_name(c_.backend), (int)c_.status,       \
-                    c_.reason, kiln_backend_name(backend_), (int)(status_), (reason_part_)); \
-            failures++;                                                                      \
-        }                                                                                    \
+        CHECK_STR_EQ(kiln_backend_name(c_.backend), kiln_backend_name(backend_));            \
+        CHECK_STR_EQ(kiln_status_name(c_.status), kiln_status_name(status_));                \
+        CHECK_STR_CONTAINS(c_.reason, reason_part_);                                         \
     } while (0)
 
 static kiln_backend_choice_in machine(int is_windows, int cuda, int hip, int aot)
@@ -35,6 +25,7 @@ static kiln_backend_choice_in machine(int is_windows, int cuda, int hip, int aot
 
 static void explicit_values(void)
 {
+    check_case("KILN_BACKEND named");
     for (int win = 0; win <= 1; win++) {
         kiln_backend_choice_in in = machine(win, 0, 0, 0);
         in.kiln_backend = "cpu";
@@ -50,10 +41,12 @@ static void explicit_values(void)
         in.kiln_backend = "metal";
         EXPECT_CHOICE(in, KILN_BACKEND_CPU, KILN_INVALID_ARGUMENT, "'metal' is not one of");
     }
+    check_note_ran();
 }
 
 static void auto_linux(void)
 {
+    check_case("auto on Linux");
     kiln_backend_choice_in in = machine(0, 0, 0, 0);
     EXPECT_CHOICE(in, KILN_BACKEND_CPU, KILN_OK, "no GPU was found");
     in.kiln_backend = "auto";
@@ -73,10 +66,12 @@ static void auto_linux(void)
     EXPECT_CHOICE(in, KILN_BACKEND_CPU, KILN_OK, "KILN_ENABLE_HIP=0");
     in.enable_hip = "1";
     EXPECT_CHOICE(in, KILN_BACKEND_HIP, KILN_OK, "AMD GPU");
+    check_note_ran();
 }
 
 static void auto_windows(void)
 {
+    check_case("auto on Windows");
     kiln_backend_choice_in in = machine(1, 0, 0, 0);
     EXPECT_CHOICE(in, KILN_BACKEND_CPU, KILN_OK, "no GPU was found");
     in = machine(1, 1, 0, 0);
@@ -96,6 +91,7 @@ static void auto_windows(void)
     EXPECT_CHOICE(in, KILN_BACKEND_HIP, KILN_OK, "code objects for it ship");
     in.enable_hip = "0";
     EXPECT_CHOICE(in, KILN_BACKEND_CPU, KILN_OK, "KILN_ENABLE_HIP=0");
+    check_note_ran();
 }
 
 int main(void)
@@ -103,10 +99,5 @@ int main(void)
     explicit_values();
     auto_linux();
     auto_windows();
-    if (failures) {
-        fprintf(stderr, "test_backend_choice: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_backend_choice: ok\n");
-    return 0;
+    return check_finish("test_backend_choice");
 }
