@@ -103,11 +103,37 @@ KILN_DEV void kiln_kv_row(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b
 #endif
 }
 
+/* Offsets of the K and V rows (head hk) of keys kt.. kt + BK - 1 below hi. */
+KILN_DEV void kiln_kv_rows(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
+                           kiln_i64 kt, kiln_i64 hi, kiln_i64 rows[BK][2])
+{
+    const kiln_i32 tid = kiln_thread_x();
+    if (tid < BK && kt + tid < hi) {
+        kiln_i64 ko, vo;
+        kiln_kv_row(a, s, b, kt + tid, &ko, &vo);
+        rows[tid][0] = ko + hk * a->k_stride_head;
+        rows[tid][1] = vo + hk * a->v_stride_head;
+    }
+}
+
+/* Starts the copy of one K or V tile (which: 0 K, 1 V); keys at or past hi become zeros,
+ * not stale rows: a masked key's weight is 0, and 0 * NaN would not be. */
+KILN_DEV void kiln_tile_issue(kiln_elem dst[BK][LDS], const kiln_elem *src,
+                              const kiln_i64 rows[BK][2], kiln_i32 which, kiln_i64 kt,
+                              kiln_i64 hi)
+{
+    for (kiln_i32 e = kiln_thread_x(); e < BK * (D / 8); e += NT) {
+        const kiln_i32 jj = e / (D / 8), c = (e % (D / 8)) * 8;
+        const int valid = kt + jj < hi;
+        kiln_cp_async16(&dst[jj][c], valid ? src + rows[jj][which] + c : src, valid);
+    }
+}
+
 KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
 {
     KILN_SHARED KILN_ALIGN16 kiln_elem ks[BK][LDS];
     KILN_SHARED KILN_ALIGN16 kiln_elem vs[BK][LDS];
-    KILN_SHARED kiln_i64 kv_row[BK][2];
+    KILN_SHARED kiln_i64 kv_row[2][BK][2];
 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 lane = tid % 32, warp = tid / 32;
@@ -183,29 +209,25 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     m[0] = m[1] = kiln_neg_inf();
     l[0] = l[1] = 0.0f;
 
-    for (kiln_i64 kt = lo; kt < hi; kt += BK) {
-        kiln_sync(); /* previous tile fully consumed */
-        if (tid < BK && kt + tid < hi) {
-            kiln_i64 ko, vo;
-            kiln_kv_row(&a, &s, b, kt + tid, &ko, &vo);
-            kv_row[tid][0] = ko + hk * a.k_stride_head;
-            kv_row[tid][1] = vo + hk * a.v_stride_head;
-        }
+    /* Pipeline, one buffer each for K and V: V_t is copied while S_t and the softmax run,
+     * K_t+1 while O += P_t V_t runs. cp.async groups retire in order, so "at most one in
+     * flight" always means "all but the newest". Row offsets go through shared memory,
+     * double-buffered, so a page is looked up once per key. */
+    const kiln_i64 ntiles = hi > lo ? (hi - lo + BK - 1) / BK : 0;
+    if (ntiles > 0) {
+        kiln_kv_rows(&a, &s, b, hk, lo, hi, kv_row[0]);
         kiln_sync();
-        for (kiln_i32 e = tid; e < BK * (D / 8); e += NT) {
-            const kiln_i32 jj = e / (D / 8), c = (e % (D / 8)) * 8;
-            if (kt + jj < hi) {
-                kiln_copy16(&ks[jj][c], k + kv_row[jj][0] + c);
-                kiln_copy16(&vs[jj][c], v + kv_row[jj][1] + c);
-            } else {
-                /* Zero, not stale: a masked key's weight is 0 and 0 * NaN would not be. */
-                #pragma unroll
-                for (kiln_i32 x = 0; x < 8; ++x) {
-                    ks[jj][c + x] = kiln_f32_to_elem(0.0f);
-                    vs[jj][c + x] = kiln_f32_to_elem(0.0f);
-                }
-            }
-        }
+        kiln_tile_issue(ks, k, kv_row[0], 0, lo, hi);
+    }
+    kiln_cp_async_commit();
+
+    for (kiln_i64 t = 0; t < ntiles; ++t) {
+        const kiln_i64 kt = lo + t * BK;
+        const kiln_i32 cur = (kiln_i32)(t & 1);
+        kiln_tile_issue(vs, v, kv_row[cur], 1, kt, hi);
+        kiln_cp_async_commit();
+        if (t + 1 < ntiles) kiln_kv_rows(&a, &s, b, hk, kt + BK, hi, kv_row[cur ^ 1]);
+        kiln_cp_async_wait1(); /* K_t */
         kiln_sync();
 
         float sc[NKT][4];
@@ -269,6 +291,12 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
             o[n][3] *= alpha[1];
         }
 
+        kiln_sync(); /* every warp is done with ks */
+        if (t + 1 < ntiles) kiln_tile_issue(ks, k, kv_row[cur ^ 1], 0, kt + BK, hi);
+        kiln_cp_async_commit();
+        kiln_cp_async_wait1(); /* V_t */
+        kiln_sync();
+
         #pragma unroll
         for (kiln_i32 kc = 0; kc < NPC; ++kc) {
             kiln_u32 pf[4];
@@ -282,16 +310,20 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                 pf[2 * hf] = kiln_pack2(e0, e1);
                 pf[2 * hf + 1] = kiln_pack2(e2, e3);
             }
+            /* B[k][n] = V[key][dim] pairs two keys of one dim: V read transposed, two
+             * output tiles per ldmatrix (matrices: keys 0-7 and 8-15 of dims n, then of
+             * dims n + 1). */
             #pragma unroll
-            for (kiln_i32 n = 0; n < NDT; ++n) {
-                /* B[k][n] = V[key][dim]: a register pairs two keys of one dim. */
-                const kiln_i32 k0 = kc * 16 + 2 * tq, dcol = n * 8 + g;
-                kiln_u32 bf[2];
-                bf[0] = (kiln_u32)vs[k0][dcol] | ((kiln_u32)vs[k0 + 1][dcol] << 16);
-                bf[1] = (kiln_u32)vs[k0 + 8][dcol] | ((kiln_u32)vs[k0 + 9][dcol] << 16);
+            for (kiln_i32 n = 0; n < NDT; n += 2) {
+                const kiln_i32 mi = lane / 8;
+                kiln_u32 bf[4];
+                kiln_ldmatrix_x4_trans(
+                    bf, &vs[kc * 16 + (mi & 1) * 8 + lane % 8][(n + (mi >> 1)) * 8]);
                 kiln_mma16816(o[n], pf, bf, o[n]);
+                kiln_mma16816(o[n + 1], pf, bf + 2, o[n + 1]);
             }
         }
+        kiln_sync(); /* every warp is done with vs */
     }
 
     #pragma unroll

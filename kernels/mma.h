@@ -15,7 +15,14 @@
  * kiln_shfl_xor(x, m): x from lane (lane ^ m) of the same warp.
  * kiln_pack2(lo, hi): two floats rounded to the element type in one 32-bit register.
  * kiln_lds32(p): the two elements at p (4-byte aligned) as one register.
- * kiln_copy16(dst, src): 8 elements, both addresses 16-byte aligned.
+ * kiln_cp_async16(dst, src, valid): copies 8 elements (16-byte aligned both sides) from
+ * global to shared memory without waiting (cp.async.cg), or zeros them when !valid;
+ * kiln_cp_async_commit() closes a group of such copies and kiln_cp_async_wait1() /
+ * kiln_cp_async_wait0() wait until at most 1 / 0 groups of this thread are in flight. Other
+ * threads see the data only after a kiln_sync() that follows the wait.
+ * kiln_ldmatrix_x4_trans(r, row): four 8 x 8 16-bit matrices from shared memory, lane
+ * 8i + j giving the address of row j of matrix i; r[i] holds matrix i transposed in the
+ * B-fragment layout: M_i[2t][g] in the low half and M_i[2t+1][g] in the high half.
  * Every lane of the warp must make each call (warp-uniform control flow).
  */
 #ifndef KILN_MMA_H
@@ -34,7 +41,56 @@ KILN_DEV kiln_u32 kiln_lds32(const kiln_elem *p)
     return r;
 }
 
-KILN_DEV void kiln_copy16(kiln_elem *dst, const kiln_elem *src) { memcpy(dst, src, 16); }
+/* Copies are queued per thread and done only when a wait retires their group, so a kernel
+ * that reads shared memory before the wait and barrier sees stale data in the emulation
+ * too. */
+#define KILN_CP_QUEUE 64
+static _Thread_local struct {
+    kiln_elem *dst;
+    const kiln_elem *src;
+    int valid;
+    unsigned group;
+} kiln_cp_queue[KILN_CP_QUEUE];
+static _Thread_local int kiln_cp_count;
+static _Thread_local unsigned kiln_cp_group;
+
+KILN_DEV void kiln_cp_retire(unsigned below)
+{
+    int kept = 0;
+    for (int i = 0; i < kiln_cp_count; ++i) {
+        if (kiln_cp_queue[i].group < below) {
+            if (kiln_cp_queue[i].valid)
+                memcpy(kiln_cp_queue[i].dst, kiln_cp_queue[i].src, 16);
+            else
+                memset(kiln_cp_queue[i].dst, 0, 16);
+        } else {
+            kiln_cp_queue[kept++] = kiln_cp_queue[i];
+        }
+    }
+    kiln_cp_count = kept;
+}
+
+KILN_DEV void kiln_cp_async16(kiln_elem *dst, const kiln_elem *src, int valid)
+{
+    if (kiln_cp_count == KILN_CP_QUEUE) kiln_cp_retire(kiln_cp_group + 1); /* full: copy now */
+    kiln_cp_queue[kiln_cp_count].dst = dst;
+    kiln_cp_queue[kiln_cp_count].src = src;
+    kiln_cp_queue[kiln_cp_count].valid = valid;
+    kiln_cp_queue[kiln_cp_count].group = kiln_cp_group;
+    ++kiln_cp_count;
+}
+KILN_DEV void kiln_cp_async_commit(void) { ++kiln_cp_group; }
+KILN_DEV void kiln_cp_async_wait1(void) { kiln_cp_retire(kiln_cp_group - 1); }
+KILN_DEV void kiln_cp_async_wait0(void) { kiln_cp_retire(kiln_cp_group); }
+
+KILN_DEV void kiln_ldmatrix_x4_trans(kiln_u32 r[4], const kiln_elem *row)
+{
+    const kiln_elem *rows[32];
+    const int lane = kiln_thread_x() % 32, g = lane / 4, t = lane % 4;
+    kiln_host_warp_exchange(&row, rows, sizeof row);
+    for (int i = 0; i < 4; ++i)
+        r[i] = (kiln_u32)rows[8 * i + 2 * t][g] | ((kiln_u32)rows[8 * i + 2 * t + 1][g] << 16);
+}
 
 KILN_DEV kiln_u32 kiln_pack2(float lo, float hi)
 {
@@ -88,9 +144,29 @@ KILN_DEV float kiln_shfl_xor(float x, int m)
 
 KILN_DEV kiln_u32 kiln_lds32(const kiln_elem *p) { return *(const kiln_u32 *)p; }
 
-KILN_DEV void kiln_copy16(kiln_elem *dst, const kiln_elem *src)
+KILN_DEV kiln_u32 kiln_smem_addr(const void *p)
 {
-    *(uint4 *)dst = *(const uint4 *)src;
+    unsigned long long a;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return (kiln_u32)a;
+}
+
+KILN_DEV void kiln_cp_async16(kiln_elem *dst, const kiln_elem *src, int valid)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kiln_smem_addr(dst)),
+                 "l"(src), "r"(valid ? 16 : 0)
+                 : "memory");
+}
+KILN_DEV void kiln_cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
+KILN_DEV void kiln_cp_async_wait1(void) { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+KILN_DEV void kiln_cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+
+KILN_DEV void kiln_ldmatrix_x4_trans(kiln_u32 r[4], const kiln_elem *row)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(kiln_smem_addr(row))
+                 : "memory");
 }
 
 KILN_DEV kiln_u32 kiln_pack2(float lo, float hi)
