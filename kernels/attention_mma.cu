@@ -45,6 +45,8 @@
 #define NDT (D / 8)   /* output tiles (n = 8 dims) per warp */
 #define NKC (D / 16)  /* k-steps of Q K^T over the head dim */
 #define NPC (BK / 16) /* k-steps of P V over the keys */
+#define KILN_LOG2E 1.4426950408889634f
+#define KILN_LN2 0.6931471805599453f
 
 #if BQ != 16 * (NT / 32)
 #error "one warp per 16 rows"
@@ -150,18 +152,15 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
     kiln_i64 lo = 0, hi = s.sk;
 #if KILN_MASK != KILN_MASK_FULL
-    {
-        const kiln_i64 i0 = p0 / group;
-        const kiln_i64 i_last = ((p0 + BQ < rows ? p0 + BQ : rows) - 1) / group;
-        if (a.window_left >= 0 && i0 + diag - a.window_left > lo)
-            lo = i0 + diag - a.window_left;
+    const kiln_i64 i0 = p0 / group; /* the block's first and last query */
+    const kiln_i64 i_last = ((p0 + BQ < rows ? p0 + BQ : rows) - 1) / group;
+    if (a.window_left >= 0 && i0 + diag - a.window_left > lo) lo = i0 + diag - a.window_left;
 #if KILN_MASK == KILN_MASK_CAUSAL
-        if (i_last + diag + 1 < hi) hi = i_last + diag + 1;
+    if (i_last + diag + 1 < hi) hi = i_last + diag + 1;
 #else
-        if (a.window_right >= 0 && i_last + diag + a.window_right + 1 < hi)
-            hi = i_last + diag + a.window_right + 1;
+    if (a.window_right >= 0 && i_last + diag + a.window_right + 1 < hi)
+        hi = i_last + diag + a.window_right + 1;
 #endif
-    }
 #endif
     if (a.num_splits > 1) {
         kiln_i64 chunk = (s.sk + a.num_splits - 1) / a.num_splits;
@@ -186,9 +185,11 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         live[r] = p < rows;
         ri[r] = pc / group;
         rh[r] = hk * group + pc % group;
-        slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + rh[r]] : 0.0f;
+        slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + rh[r]] * KILN_LOG2E : 0.0f;
     }
 
+    /* Scores live in base-2 units (natural logit * log2 e) so each weight is one exp2. */
+    const float scale2 = a.scale * KILN_LOG2E, softcap2 = a.softcap * KILN_LOG2E;
     kiln_u32 qf[NKC][4];
     #pragma unroll
     for (kiln_i32 kc = 0; kc < NKC; ++kc)
@@ -244,6 +245,16 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
             }
         }
 
+        /* Block-uniform: no key of this tile is masked for any row of the block. */
+        int whole = kt + BK <= hi;
+#if KILN_MASK != KILN_MASK_FULL
+        if (a.window_left >= 0 && kt < i_last + diag - a.window_left) whole = 0;
+#if KILN_MASK == KILN_MASK_CAUSAL
+        if (kt + BK - 1 > i0 + diag) whole = 0;
+#else
+        if (a.window_right >= 0 && kt + BK - 1 > i0 + diag + a.window_right) whole = 0;
+#endif
+#endif
         float mx[2];
         mx[0] = m[0];
         mx[1] = m[1];
@@ -253,21 +264,27 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
             for (kiln_i32 x = 0; x < 4; ++x) {
                 const kiln_i32 r = x >> 1;
                 const kiln_i64 i = ri[r], j = kt + n * 8 + 2 * tq + (x & 1);
-                float y = sc[n][x] * a.scale;
-                if (a.softcap != 0.0f) y = a.softcap * kiln_tanhf(y / a.softcap);
+                float y;
+                if (a.softcap != 0.0f)
+                    y = softcap2 * kiln_tanhf(sc[n][x] * a.scale / a.softcap);
+                else
+                    y = sc[n][x] * scale2;
                 if (a.alibi) {
                     kiln_i64 dist = i + diag - j;
                     y -= slope[r] * (float)(dist < 0 ? -dist : dist);
                 }
-                int visible = j < hi;
+                int visible = 1;
+                if (!whole) {
+                    visible = j < hi;
 #if KILN_MASK != KILN_MASK_FULL
-                if (a.window_left >= 0 && j < i + diag - a.window_left) visible = 0;
+                    if (a.window_left >= 0 && j < i + diag - a.window_left) visible = 0;
 #if KILN_MASK == KILN_MASK_CAUSAL
-                if (j > i + diag) visible = 0;
+                    if (j > i + diag) visible = 0;
 #else
-                if (a.window_right >= 0 && j > i + diag + a.window_right) visible = 0;
+                    if (a.window_right >= 0 && j > i + diag + a.window_right) visible = 0;
 #endif
 #endif
+                }
                 sc[n][x] = visible ? y : kiln_neg_inf();
                 mx[r] = kiln_fmaxf(mx[r], sc[n][x]);
             }
@@ -279,7 +296,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
             mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
             mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
             use[r] = mx[r] == kiln_neg_inf() ? 0.0f : mx[r];
-            alpha[r] = kiln_expf(m[r] - use[r]);
+            alpha[r] = kiln_exp2f(m[r] - use[r]);
             m[r] = mx[r];
             l[r] *= alpha[r];
         }
@@ -303,8 +320,8 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
             #pragma unroll
             for (kiln_i32 hf = 0; hf < 2; ++hf) {
                 const float *c = sc[2 * kc + hf];
-                const float e0 = kiln_expf(c[0] - use[0]), e1 = kiln_expf(c[1] - use[0]);
-                const float e2 = kiln_expf(c[2] - use[1]), e3 = kiln_expf(c[3] - use[1]);
+                const float e0 = kiln_exp2f(c[0] - use[0]), e1 = kiln_exp2f(c[1] - use[0]);
+                const float e2 = kiln_exp2f(c[2] - use[1]), e3 = kiln_exp2f(c[3] - use[1]);
                 l[0] += e0 + e1;
                 l[1] += e2 + e3;
                 pf[2 * hf] = kiln_pack2(e0, e1);
@@ -336,7 +353,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         if (!live[r]) continue;
         const kiln_i64 i = ri[r], h = rh[r];
         const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-        const float lse = l[r] > 0.0f ? m[r] + kiln_logf(l[r]) : kiln_neg_inf();
+        const float lse = l[r] > 0.0f ? m[r] * KILN_LN2 + kiln_logf(l[r]) : kiln_neg_inf();
         if (a.num_splits > 1) {
             const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
             #pragma unroll

@@ -13,6 +13,7 @@
  *   b[0] = B[2t..2t+1][g]    b[1] = B[2t+8..2t+9][g]
  *   c[0], c[1] = C[g][2t], C[g][2t+1]    c[2], c[3] = C[g+8][2t], C[g+8][2t+1]
  * kiln_shfl_xor(x, m): x from lane (lane ^ m) of the same warp.
+ * kiln_exp2f(x): 2^x.
  * kiln_pack2(lo, hi): two floats rounded to the element type in one 32-bit register.
  * kiln_lds32(p): the two elements at p (4-byte aligned) as one register.
  * kiln_cp_async16(dst, src, valid): copies 8 elements (16-byte aligned both sides) from
@@ -33,6 +34,8 @@
 #if defined(KILN_HOST_VENDOR_H)
 
 #define KILN_ALIGN16 _Alignas(16)
+
+KILN_DEV float kiln_exp2f(float x) { return exp2f(x); }
 
 KILN_DEV kiln_u32 kiln_lds32(const kiln_elem *p)
 {
@@ -141,6 +144,8 @@ KILN_DEV float kiln_shfl_xor(float x, int m)
 #else /* NVRTC, sm_80 and later */
 
 #define KILN_ALIGN16 __align__(16)
+
+KILN_DEV float kiln_exp2f(float x) { return exp2f(x); }
 
 KILN_DEV kiln_u32 kiln_lds32(const kiln_elem *p) { return *(const kiln_u32 *)p; }
 
