@@ -123,8 +123,42 @@ static void check_cpu(checker *c, const tool_choice_list *levels, int all_levels
     kiln_env_set("KILN_CPU_SIMD", had ? saved : NULL);
 }
 
+static const char *const tier_choices[] = {"generic", "tensor", "auto", NULL};
+
+/* A GPU backend on each requested tier (KILN_GPU_TIER, read at every call). With no --tier
+ * and no KILN_GPU_TIER set: the generic tier, then auto (the tensor tier where it covers
+ * the case), so both kinds of kernel are checked. */
+static void check_gpu(checker *c, kiln_backend kind, const char *backend,
+                      const tool_choice_list *tiers, const tool_choice_list *dtypes,
+                      int required) {
+    char err[1024], name[96], saved[64];
+    kiln_context *ctx = NULL;
+    kiln_status st = kiln_context_create(kind, 0, &ctx);
+    if (st != KILN_OK) {
+        snprintf(err, sizeof err, "%s: %s", kiln_status_string(st), kiln_last_error());
+        skipped(c, backend, err, required);
+        return;
+    }
+    const int had = kiln_env_get("KILN_GPU_TIER", saved, sizeof saved) && saved[0];
+    if (had && tiers->n == 0) {
+        snprintf(name, sizeof name, "%s:%s", backend, saved);
+        check_context(c, ctx, name, dtypes);
+    } else {
+        static const tool_choice_list both = {2, {0, 2}};
+        const tool_choice_list *list = tiers->n ? tiers : &both;
+        for (int i = 0; i < list->n; i++) {
+            snprintf(name, sizeof name, "%s:%s", backend, tier_choices[list->v[i]]);
+            kiln_env_set("KILN_GPU_TIER", tier_choices[list->v[i]]);
+            check_context(c, ctx, name, dtypes);
+        }
+        kiln_env_set("KILN_GPU_TIER", had ? saved : NULL);
+    }
+    kiln_context_free(ctx);
+}
+
 static int run(const tool_cmd *self, int argc, char **argv) {
     int backend = SEL_ALL, json = 0;
+    tool_choice_list tiers = {0, {0}};
     tool_choice_list dtypes = {3, {0, 1, 2}};
     tool_choice_list levels = {0, {0}};
     const char *simd_choices[KILN_CPU_LEVEL_COUNT + 2];
@@ -136,6 +170,7 @@ static int run(const tool_cmd *self, int argc, char **argv) {
         {"backend", TOOL_OPT_CHOICE, &backend, 0, 0, backend_choices},
         {"dtype", TOOL_OPT_CHOICE_LIST, &dtypes, 0, 0, tool_dtype_names},
         {"simd", TOOL_OPT_CHOICE_LIST, &levels, 0, 0, simd_choices},
+        {"tier", TOOL_OPT_CHOICE_LIST, &tiers, 0, 0, tier_choices},
         {"json", TOOL_OPT_FLAG, &json, 0, 0, NULL},
         {NULL, TOOL_OPT_FLAG, NULL, 0, 0, NULL},
     };
@@ -146,6 +181,8 @@ static int run(const tool_cmd *self, int argc, char **argv) {
     if (levels.n && backend != SEL_ALL && backend != SEL_CPU)
         tool_usage_error(self, "--simd picks CPU levels; it does not apply to --backend %s",
                          backend_choices[backend]);
+    if (tiers.n && backend == SEL_CPU)
+        tool_usage_error(self, "--tier picks GPU tiers; it does not apply to --backend cpu");
 
     checker c = {0};
     c.json = json;
@@ -164,12 +201,9 @@ static int run(const tool_cmd *self, int argc, char **argv) {
         kiln_backend kind;
         const char *name;
     } gpus[] = {{SEL_CUDA, KILN_BACKEND_CUDA, "cuda"}, {SEL_HIP, KILN_BACKEND_HIP, "hip"}};
-    for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++) {
-        char err[1024];
-        if (backend != SEL_ALL && backend != gpus[g].sel) continue;
-        if (check_backend(&c, gpus[g].kind, gpus[g].name, &dtypes, err, sizeof err))
-            skipped(&c, gpus[g].name, err, backend == gpus[g].sel);
-    }
+    for (size_t g = 0; g < sizeof gpus / sizeof gpus[0]; g++)
+        if (backend == SEL_ALL || backend == gpus[g].sel)
+            check_gpu(&c, gpus[g].kind, gpus[g].name, &tiers, &dtypes, backend == gpus[g].sel);
 
     if (json) {
         kiln_json_array_end(&c.out);
@@ -190,13 +224,15 @@ static int run(const tool_cmd *self, int argc, char **argv) {
 const tool_cmd tool_cmd_check = {
     "check",
     "run every op on every available backend against the fp64 reference",
-    "usage: kiln check [--backend all|cpu|cuda|hip] [--dtype LIST] [--simd LIST] [--json]\n"
+    "usage: kiln check [--backend all|cpu|cuda|hip] [--dtype LIST] [--simd LIST]\n"
+    "                  [--tier LIST] [--json]\n"
     "\n"
     "Runs attention (fixed, varlen, paged decode, paged prefill, split-KV; with GQA, causal,\n"
     "sliding window, soft-cap and ALiBi among the cases) and silu/gelu/gelu_tanh_and_mul on\n"
     "small shapes, and compares each output (and the LSE) with an fp64 reference computed\n"
     "from the same rounded inputs. Tolerances on the max abs error: f32 1e-5, f16 1e-3,\n"
-    "bf16 8e-3. GPU backends run attention in bf16 and f16 (f32 attention is CPU-only).\n"
+    "bf16 8e-3. GPU backends run attention in bf16 and f16 (f32 attention is CPU-only)\n"
+    "and activations in all three.\n"
     "\n"
     "options:\n"
     "  --backend B   all (default: the CPU, and each GPU backend whose context starts),\n"
@@ -205,6 +241,9 @@ const tool_cmd tool_cmd_check = {
     "  --simd LIST   CPU SIMD levels to check, each in its own context: scalar, avx2,\n"
     "                avx512, avx512bf16, or all (every level this CPU has); default: the\n"
     "                level the CPU backend picks\n"
+    "  --tier LIST   GPU tiers to check: generic, tensor (cases it does not cover fail),\n"
+    "                auto (tensor where it covers the case, else generic); default:\n"
+    "                generic,auto, or only what KILN_GPU_TIER says when it is set\n"
     "  --json        print the results as JSON\n"
     "\n"
     "Exit status: 0 if every case passed, 1 if any failed or a named backend could not start.\n",
