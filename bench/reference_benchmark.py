@@ -180,14 +180,43 @@ def time_wall(contenders, warmup, calls, rounds):
             for name, s in samples.items()}
 
 
-def kiln_attention_contender(q, k, v, causal=False, name="kiln"):
-    """kiln on SDPA's [b, h, s, d] tensors, passed as [b, s, h, d] views (no copy)."""
+class _Env:
+    """Sets one environment variable for a block (kiln reads KILN_GPU_TIER on every call)."""
+
+    def __init__(self, name, value):
+        self.name, self.value, self.old = name, value, None
+
+    def __enter__(self):
+        self.old = os.environ.get(self.name)
+        os.environ[self.name] = self.value
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is None:
+            os.environ.pop(self.name, None)
+        else:
+            os.environ[self.name] = self.old
+        return False
+
+
+# kiln's GPU tiers, each forced through KILN_GPU_TIER; a tier that does not cover a shape
+# says so and is reported as not run.
+KILN_TIERS = ["tensor", "generic"]
+
+
+def tier_context(tier):
+    return lambda: _Env("KILN_GPU_TIER", tier)
+
+
+def kiln_attention_contenders(q, k, v, causal=False, suffix=""):
+    """kiln on SDPA's [b, h, s, d] tensors, passed as [b, s, h, d] views (no copy), once per
+    tier."""
     qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
     out = torch.empty_like(qt)
 
     def fn():
         return kiln.attention(qt, kt, vt, causal=causal, out=out)
-    return Contender(name, fn)
+    return [Contender(f"kiln_{tier}{suffix}", fn, tier_context(tier)) for tier in KILN_TIERS]
 
 
 def suite_reference(args, meta):
@@ -200,8 +229,7 @@ def suite_reference(args, meta):
                    for _ in range(3))
         want = reference_fp64(q, k, v)
         contenders = sdpa_contenders(q, k, v)
-        kc = kiln_attention_contender(q, k, v)
-        contenders.append(kc)
+        contenders += kiln_attention_contenders(q, k, v)
         row = {"S": s, "B": b, "H": h, "D": d, "dtype": "bf16", "causal": False,
                "layout": "[b, h, s, d] storage; kiln takes its transposed view",
                "contenders": {}}
@@ -212,12 +240,17 @@ def suite_reference(args, meta):
             if err:
                 entry["error"] = err
             else:
-                if c.name == "kiln":
+                if c.name.startswith("kiln"):
                     o = o.transpose(1, 2)
                     entry["dispatch"] = kiln.last_dispatch()
                 entry["max_abs_error"] = (o.double() - want).abs().max().item()
                 live.append(c)
             row["contenders"][c.name] = entry
+        try:  # what KILN_GPU_TIER=auto (the default) picks for this shape
+            kiln.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+            row["kiln_auto_dispatch"] = kiln.last_dispatch()
+        except kiln.KilnError as exc:
+            row["kiln_auto_dispatch"] = {"error": str(exc)}
         for name, st in time_wall(live, args.warmup, args.calls, args.rounds).items():
             row["contenders"][name].update(st)
         results.append(row)
@@ -237,6 +270,13 @@ def best_sdpa(row, key="median_us", lower=True):
     return best
 
 
+def best_kiln(row):
+    """The fastest kiln tier that ran this shape."""
+    ran = [(e["median_us"], n) for n, e in row["contenders"].items()
+           if n.startswith("kiln") and "median_us" in e]
+    return min(ran)[1] if ran else None
+
+
 def print_reference_row(row):
     c = row["contenders"]
     parts = [f"S={row['S']:5d}"]
@@ -254,7 +294,8 @@ def reference_table(report):
              "|---|---|---|---|---|---|---|---|"]
     for row in report["results"]:
         c = row["contenders"]
-        k = c.get("kiln", {})
+        kname = best_kiln(row)
+        k = c.get(kname, {}) if kname else {}
         best = best_sdpa(row)
         kt = f"{k['median_us']:.1f}" if "median_us" in k else "n/a"
         bt = f"{best[1]:.1f} ({best[0]})" if best else "n/a"
@@ -267,6 +308,8 @@ def reference_table(report):
         kh = f"{k['host_median_us']:.1f}" if "host_median_us" in k else "n/a"
         bh = c.get(f"sdpa_{best[0]}", {}).get("host_median_us") if best else None
         bh = f"{bh:.1f}" if bh is not None else "n/a"
+        if kname:
+            kt += f" ({kname[5:]})"
         lines.append(f"| {row['S']} | {kt} | {bt} | {ratio} | {kerr} | {serr} | {alls} | "
                      f"{kh} / {bh} |")
     return "\n".join(lines)
@@ -348,23 +391,25 @@ def suite_prefill(args, meta):
                 row = {"B": b, "H": h, "S": s, "D": d, "causal": causal, "flops": flops,
                        "contenders": {}}
                 cs = sdpa_contenders(q, k, v, causal, names=["flash", "cudnn", "efficient"])
-                cs.append(kiln_attention_contender(q, k, v, causal))
+                cs += kiln_attention_contenders(q, k, v, causal)
                 outs = {}
                 for c in cs:
                     o = timed(c.name, c, row["contenders"], time_events)
                     e = row["contenders"][c.name]
                     if o is not None:
-                        outs[c.name] = o.transpose(1, 2) if c.name == "kiln" else o
+                        kilnish = c.name.startswith("kiln")
+                        outs[c.name] = o.transpose(1, 2) if kilnish else o
                         e["tflops"] = flops / e["median_s"] / 1e12
-                        if c.name == "kiln":
+                        if kilnish:
                             e["dispatch"] = kiln.last_dispatch()
                 # Agreement with the best-established backend that ran (fp64 at this size
                 # would dominate the run).
                 ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
                                  if n in outs), None)
-                if ref_name and "kiln" in outs:
-                    row["contenders"]["kiln"]["max_abs_diff_vs_" + ref_name] = \
-                        (outs["kiln"].float() - outs[ref_name].float()).abs().max().item()
+                for name in outs:
+                    if ref_name and name.startswith("kiln"):
+                        row["contenders"][name]["max_abs_diff_vs_" + ref_name] = \
+                            (outs[name].float() - outs[ref_name].float()).abs().max().item()
                 del q, k, v, outs
                 results.append(row)
                 print("prefill D={D} S={S} B={B} H={H} {c}: ".format(
@@ -388,7 +433,7 @@ def suite_decode(args, meta):
         row = {"B": b, "Hq": hq, "Hkv": hkv, "D": d, "L": L, "kv_bytes": kv_bytes,
                "contenders": {}}
         cs = sdpa_contenders(q, k, v, gqa=True, names=["flash", "cudnn", "efficient"])
-        cs.append(kiln_attention_contender(q, k, v, name="kiln_dense"))
+        cs += kiln_attention_contenders(q, k, v, suffix="_dense")
         outs = {}
         for c in cs:
             o = timed(c.name, c, row["contenders"], time_events)
@@ -407,13 +452,16 @@ def suite_decode(args, meta):
 
             def fn(kc=kc, vc=vc, table=table):
                 return kiln.attention_paged(qt, kc, vc, table, seqlens, out=out)
-            name = f"kiln_paged{page}"
-            o = timed(name, Contender(name, fn), row["contenders"], time_events)
-            if o is not None:
-                outs[name] = o.transpose(1, 2)
+            for tier in KILN_TIERS:
+                name = f"kiln_{tier}_paged{page}"
+                o = timed(name, Contender(name, fn, tier_context(tier)), row["contenders"],
+                          time_events)
+                if o is not None:
+                    outs[name] = o.transpose(1, 2)
+                    row["contenders"][name]["dispatch"] = kiln.last_dispatch()
             del kc, vc
         ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient",
-                                     "kiln_dense") if n in outs), None)
+                                     "kiln_generic_dense") if n in outs), None)
         for name, e in row["contenders"].items():
             if "median_s" in e:
                 e["tb_per_s"] = kv_bytes / e["median_s"] / 1e12

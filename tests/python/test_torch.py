@@ -36,6 +36,26 @@ def tearDownModule():
             print(f"  {case:<48} kiln {ours:.2e}  sdpa {sdpa}")
 
 
+class gpu_tier:
+    """Forces kiln's GPU tier (KILN_GPU_TIER, read on every call) for a block."""
+
+    def __init__(self, tier):
+        self.tier, self.old = tier, None
+
+    def __enter__(self):
+        self.old = os.environ.get("KILN_GPU_TIER")
+        os.environ["KILN_GPU_TIER"] = self.tier
+
+    def __exit__(self, *exc):
+        if self.old is None:
+            os.environ.pop("KILN_GPU_TIER", None)
+        else:
+            os.environ["KILN_GPU_TIER"] = self.old
+
+
+TIERS = ("tensor", "generic")
+
+
 def reference(q, k, v, causal=False, window=(-1, -1), softcap=0.0, scale=None, slopes=None):
     """fp32 attention on [b, h, s, d] tensors, bottom-right aligned masks: (out, lse)."""
     q, k, v = q.float(), k.float(), v.float()
@@ -143,33 +163,37 @@ class TestCUDA(unittest.TestCase):
         # alignment is kiln's bottom-right), GQA through enable_gqa; d 64 and 128; bf16, f16.
         shapes = [(1, 16, 16, 128, 128, 64), (2, 8, 8, 1000, 1000, 128),
                   (2, 32, 8, 512, 512, 128), (1, 8, 1, 257, 257, 64), (3, 4, 4, 1, 1, 64)]
-        for dtype in (torch.bfloat16, torch.float16):
-            for (b, hq, hkv, sq, sk, d) in shapes:
-                for causal in (False, True):
-                    case = f"{str(dtype)[6:]} b{b} h{hq}/{hkv} s{sq}x{sk} d{d}" + \
-                        (" causal" if causal else "")
-                    with self.subTest(case=case):
-                        q = self.rand(b, hq, sq, d, dtype=dtype)
-                        k = self.rand(b, hkv, sk, d, dtype=dtype)
-                        v = self.rand(b, hkv, sk, d, dtype=dtype)
-                        sdpa = F.scaled_dot_product_attention(
-                            q, k, v, is_causal=causal, enable_gqa=hq != hkv)
-                        out = kiln.attention(q.transpose(1, 2), k.transpose(1, 2),
-                                             v.transpose(1, 2), causal=causal)
-                        want, _ = reference(q, k, v, causal=causal)
-                        self.check(case, out.transpose(1, 2), want, sdpa, dtype)
-                        d_ = kiln.last_dispatch()
-                        self.assertEqual(d_["backend"], "hip" if torch.version.hip else "cuda")
+        for tier in TIERS:
+            for dtype in (torch.bfloat16, torch.float16):
+                for (b, hq, hkv, sq, sk, d) in shapes:
+                    for causal in (False, True):
+                        case = f"{tier} {str(dtype)[6:]} b{b} h{hq}/{hkv} s{sq}x{sk} d{d}" + \
+                            (" causal" if causal else "")
+                        with self.subTest(case=case):
+                            q = self.rand(b, hq, sq, d, dtype=dtype)
+                            k = self.rand(b, hkv, sk, d, dtype=dtype)
+                            v = self.rand(b, hkv, sk, d, dtype=dtype)
+                            sdpa = F.scaled_dot_product_attention(
+                                q, k, v, is_causal=causal, enable_gqa=hq != hkv)
+                            with gpu_tier(tier):
+                                out = kiln.attention(q.transpose(1, 2), k.transpose(1, 2),
+                                                     v.transpose(1, 2), causal=causal)
+                            want, _ = reference(q, k, v, causal=causal)
+                            self.check(case, out.transpose(1, 2), want, sdpa, dtype)
+                            d_ = kiln.last_dispatch()
+                            self.assertEqual(d_["backend"],
+                                             "hip" if torch.version.hip else "cuda")
+                            self.assertEqual(d_["tier"], tier)
 
     def test_masks_sdpa_takes_as_tensors(self):
         # Bottom-right causal with sq != sk, sliding windows and ALiBi: SDPA with a mask.
         b, hq, hkv, d = 2, 8, 2, 128
-        for (sq, sk, kw) in [(100, 300, dict(causal=True)), (256, 256, dict(window=(64, 0))),
-                             (128, 512, dict(window=(32, 16))),
-                             (200, 200, dict(causal=True, alibi=True)),
-                             (64, 64, dict(softcap=30.0))]:
-            case = f"bf16 s{sq}x{sk} {kw}"
-            with self.subTest(case=case):
+        cases = [(100, 300, dict(causal=True)), (256, 256, dict(window=(64, 0))),
+                 (128, 512, dict(window=(32, 16))), (200, 200, dict(causal=True, alibi=True)),
+                 (64, 64, dict(softcap=30.0))]
+        for tier, (sq, sk, kw) in [(t, c) for t in TIERS for c in cases]:
+            case = f"{tier} bf16 s{sq}x{sk} {kw}"
+            with self.subTest(case=case), gpu_tier(tier):
                 kw = dict(kw)
                 q, k, v = self.rand(b, hq, sq, d), self.rand(b, hkv, sk, d), \
                     self.rand(b, hkv, sk, d)
@@ -208,6 +232,11 @@ class TestCUDA(unittest.TestCase):
         return bias.masked_fill(~visible, float("-inf")).to(torch.bfloat16)
 
     def test_varlen_and_paged_decode(self):
+        for tier in TIERS:
+            with self.subTest(tier=tier), gpu_tier(tier):
+                self.varlen_and_paged(tier)
+
+    def varlen_and_paged(self, tier):
         hq, hkv, d = 16, 4, 128
         lens_q, lens_k = [17, 0, 300, 1], [40, 9, 300, 2048]
         cu_q = torch.tensor([0] + list(np.cumsum(lens_q)), dtype=torch.int32, device=self.dev)
@@ -227,7 +256,7 @@ class TestCUDA(unittest.TestCase):
             worst = max(worst, (out[sq].transpose(0, 1)[None].float() - want).abs().max()
                         .item())
             self.assertLess((lse[:, sq] - want_lse[0]).abs().max().item(), 1e-2)
-        ERRORS.append(("bf16 varlen causal GQA 16/4 d128", worst, None))
+        ERRORS.append((f"{tier} bf16 varlen causal GQA 16/4 d128", worst, None))
         self.assertLess(worst, 8e-3 * 4)
 
         for page in (16, 64):
@@ -245,8 +274,8 @@ class TestCUDA(unittest.TestCase):
             want, _ = reference(qd.transpose(1, 2), kd.transpose(1, 2), vd.transpose(1, 2))
             sdpa = F.scaled_dot_product_attention(qd.transpose(1, 2), kd.transpose(1, 2),
                                                   vd.transpose(1, 2), enable_gqa=True)
-            self.check(f"bf16 paged decode page {page} s{sk}", out.transpose(1, 2), want,
-                       sdpa)
+            self.check(f"{tier} bf16 paged decode page {page} s{sk}", out.transpose(1, 2),
+                       want, sdpa)
 
     def test_activations_against_torch(self):
         x = self.rand(1024, 2 * 1408) * 2
