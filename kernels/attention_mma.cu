@@ -188,6 +188,12 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + rh[r]] * KILN_LOG2E : 0.0f;
     }
 
+#if KILN_MASK != KILN_MASK_FULL
+    const kiln_i32 wl = (kiln_i32)(a.window_left > (1 << 30) ? (1 << 30) : a.window_left);
+#if KILN_MASK == KILN_MASK_WINDOW
+    const kiln_i32 wr = (kiln_i32)(a.window_right > (1 << 30) ? (1 << 30) : a.window_right);
+#endif
+#endif
     /* Scores live in base-2 units (natural logit * log2 e) so each weight is one exp2. */
     const float scale2 = a.scale * KILN_LOG2E, softcap2 = a.softcap * KILN_LOG2E;
     kiln_u32 qf[NKC][4];
@@ -255,6 +261,12 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         if (a.window_right >= 0 && kt + BK - 1 > i0 + diag + a.window_right) whole = 0;
 #endif
 #endif
+        /* Masks in 32-bit tile coordinates: key kt + jj of row r is on the diagonal when
+         * jj == dr[r]; window sizes beyond any sequence are clamped so they still fit. */
+        const kiln_i32 lim = (kiln_i32)(hi - kt < BK ? hi - kt : BK);
+        kiln_i32 dr[2];
+        dr[0] = (kiln_i32)(ri[0] + diag - kt);
+        dr[1] = (kiln_i32)(ri[1] + diag - kt);
         float mx[2];
         mx[0] = m[0];
         mx[1] = m[1];
@@ -263,25 +275,25 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
             #pragma unroll
             for (kiln_i32 x = 0; x < 4; ++x) {
                 const kiln_i32 r = x >> 1;
-                const kiln_i64 i = ri[r], j = kt + n * 8 + 2 * tq + (x & 1);
+                const kiln_i32 jj = n * 8 + 2 * tq + (x & 1);
                 float y;
                 if (a.softcap != 0.0f)
                     y = softcap2 * kiln_tanhf(sc[n][x] * a.scale / a.softcap);
                 else
                     y = sc[n][x] * scale2;
                 if (a.alibi) {
-                    kiln_i64 dist = i + diag - j;
+                    const kiln_i32 dist = dr[r] - jj;
                     y -= slope[r] * (float)(dist < 0 ? -dist : dist);
                 }
                 int visible = 1;
                 if (!whole) {
-                    visible = j < hi;
+                    visible = jj < lim;
 #if KILN_MASK != KILN_MASK_FULL
-                    if (a.window_left >= 0 && j < i + diag - a.window_left) visible = 0;
+                    if (wl >= 0 && jj < dr[r] - wl) visible = 0;
 #if KILN_MASK == KILN_MASK_CAUSAL
-                    if (j > i + diag) visible = 0;
+                    if (jj > dr[r]) visible = 0;
 #else
-                    if (a.window_right >= 0 && j > i + diag + a.window_right) visible = 0;
+                    if (wr >= 0 && jj > dr[r] + wr) visible = 0;
 #endif
 #endif
                 }
