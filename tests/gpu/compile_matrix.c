@@ -1,7 +1,8 @@
 /*
- * Compile matrix for one target (no GPU needed): every generic variant compiled by
- * kiln_aot_build (NVRTC for sm_*, clang for gfx*), every object's resources checked
- * against the target table, the manifest complete.
+ * Compile matrix for one target (no GPU needed): every variant compiled by kiln_aot_build
+ * (NVRTC for sm_*, clang for gfx*), every object's resources checked against the target
+ * table, the manifest complete, and no tensor-tier object with a stack frame (the tensor
+ * kernels keep their fragments in registers; a stack there means spills).
  *   test_compile_matrix TARGET OUT_DIR [KEY_FILTER]
  * Exit 77 (skipped) when the compiler is absent, or for a target listed in
  * KILN_OPTIONAL_TARGETS that the compiler does not know (the message names the compiler).
@@ -69,6 +70,41 @@ static size_t manifest_objects(const char *out_dir, size_t *missing)
     return n;
 }
 
+/* Tensor-tier objects in the manifest whose stack_bytes is not 0 (printed); *count gets
+ * how many tensor-tier objects there are. */
+static size_t tensor_objects_with_stack(const char *out_dir, size_t *count)
+{
+    char path[1024], err[256];
+    void *data = NULL;
+    size_t len = 0, bad = 0;
+    *count = 0;
+    snprintf(path, sizeof path, "%s%cmanifest.json", out_dir, kiln_fs_sep());
+    if (kiln_fs_read(path, &data, &len, err, sizeof err) != 0) return 0;
+    char *text = realloc(data, len + 1);
+    if (!text) {
+        free(data);
+        return 0;
+    }
+    text[len] = '\0';
+    for (char *p = strstr(text, "\"variant\":"); p; p = strstr(p + 1, "\"variant\":")) {
+        char key[160];
+        long long stack = -1;
+        const char *st = strstr(p, "\"stack_bytes\":");
+        if (sscanf(p, "\"variant\": \"%159[^\"]\"", key) != 1 &&
+            sscanf(p, "\"variant\":\"%159[^\"]\"", key) != 1)
+            continue;
+        if (strlen(key) < 7 || strcmp(key + strlen(key) - 7, ".tensor") != 0) continue;
+        ++*count;
+        if (st) sscanf(st + strlen("\"stack_bytes\":"), " %lld", &stack);
+        if (stack != 0) {
+            printf("%s: stack frame of %lld bytes (spills)\n", key, stack);
+            ++bad;
+        }
+    }
+    free(text);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     const kiln_target *t;
@@ -126,6 +162,12 @@ int main(int argc, char **argv)
         free(v);
     }
     built = manifest_objects(argv[2], &missing);
+    {
+        size_t tensor = 0;
+        CHECK_EQ(tensor_objects_with_stack(argv[2], &tensor), 0);
+        if (tensor) printf("%s: %zu tensor-tier objects, none with a stack frame\n", t->name,
+                           tensor);
+    }
     CHECK_EQ(built, expected);
     CHECK_EQ(missing, 0);
     check_note_ran();

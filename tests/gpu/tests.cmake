@@ -2,8 +2,9 @@
 #  - kernel_emulation: every generic and tensor-tier kernel variant compiled as C with
 #    tests/gpu/host_vendor.h (mma.sync and shuffles emulated lane by lane) and run on CPU
 #    threads against the fp64 reference (src/core/reference.h).
-#  - compile_matrix_*: NVRTC and clang compile every generic variant for the CI targets and
-#    check each object's resources against the target table (see compile_matrix.c).
+#  - compile_matrix_*: NVRTC and clang compile every variant (generic, and tensor on NVIDIA)
+#    for the CI targets and check each object's resources against the target table (see
+#    compile_matrix.c).
 
 # ---- kernel emulation ----------------------------------------------------------------------
 set(KILN_EMU_DIR ${PROJECT_BINARY_DIR}/generated/emulation)
@@ -92,7 +93,7 @@ endif()
 
 # ---- compile matrix ------------------------------------------------------------------------
 # One ctest per target so `ctest -j` spreads them; KILN_COMPILE_MATRIX_FILTER restricts the
-# variants (a key substring, e.g. "d128") for a quicker run; empty = every generic variant.
+# variants (a key substring, e.g. "d128" or ".tensor") for a quicker run; empty = every variant.
 option(KILN_COMPILE_MATRIX "Compile every GPU kernel variant for the CI targets in ctest" ON)
 set(KILN_COMPILE_MATRIX_TARGETS "sm_80;sm_90;gfx942;gfx950;gfx1100;gfx1101;gfx1102;gfx1103;gfx1151;gfx1201"
   CACHE STRING "Targets of the compile matrix")
