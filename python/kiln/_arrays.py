@@ -53,6 +53,10 @@ def _invalid(message):
     return KilnError(Status.INVALID_ARGUMENT, message)
 
 
+def _bad_rank(role, rank):
+    return _invalid(f"{role} has rank {rank}; kiln tensors have rank 1 to {_lib.MAX_RANK}")
+
+
 def framework_of(x, role):
     if np is not None and isinstance(x, np.ndarray):
         return NUMPY
@@ -89,7 +93,7 @@ class Call:
     """One library call: the framework and device every argument must share, the context
     and stream to use, and the arrays kept alive until the call returns."""
 
-    __slots__ = ("framework", "device", "backend", "device_index", "keep")
+    __slots__ = ("framework", "device", "backend", "device_index", "keep", "torch", "codes")
 
     def __init__(self, first, role):
         self.framework = framework_of(first, role)
@@ -99,13 +103,14 @@ class Call:
             self.backend = _lib.BACKEND_CPU
             self.device_index = 0
             return
+        torch = self.torch = sys.modules["torch"]
+        self.codes = _torch_dtype_codes(torch)
         device = first.device
         self.device = device
         if device.type == "cpu":
             self.backend = _lib.BACKEND_CPU
             self.device_index = 0
         elif device.type == "cuda":
-            torch = sys.modules["torch"]
             self.backend = _lib.BACKEND_HIP if torch.version.hip else _lib.BACKEND_CUDA
             index = device.index
             self.device_index = torch.cuda.current_device() if index is None else index
@@ -122,7 +127,7 @@ class Call:
         """The caller's current stream on the tensors' device (None on the CPU)."""
         if self.backend == _lib.BACKEND_CPU:
             return None
-        torch = sys.modules["torch"]
+        torch = self.torch
         # The private accessor returns the raw handle without building a Stream object
         # (several microseconds a call); the public path stays as the fallback.
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -134,7 +139,7 @@ class Call:
         """fn(context, *args) -> status, run with the tensors' device current, so that a call
         on another GPU than torch's current one leaves torch's current device as it was."""
         if self.backend != _lib.BACKEND_CPU:
-            torch = sys.modules["torch"]
+            torch = self.torch
             if torch.cuda.current_device() != self.device_index:
                 with torch.cuda.device(self.device_index):
                     return fn(self.context, *args)
@@ -142,51 +147,63 @@ class Call:
 
     def view(self, x, role, writable=False):
         """A kiln_tensor over x, which must live where the call's first array does."""
-        t = Tensor()
         if self.framework == NUMPY:
-            if not isinstance(x, np.ndarray):
-                raise _invalid(f"{role} must be a numpy array like the other arguments, "
-                               f"not {type(x).__name__}")
-            code = _numpy_dtype_code(x.dtype)
-            if code is not None and not x.dtype.isnative:
-                raise _invalid(f"{role} is {x.dtype.str}, not in this machine's byte order")
-            if code is None:
-                raise _invalid(f"{role} has dtype {x.dtype}; kiln takes float32, float16, "
-                               "bfloat16 (as uint16 bits or ml_dtypes.bfloat16) and int32")
-            if writable and not x.flags.writeable:
-                raise _invalid(f"{role} is read-only")
-            rank = x.ndim
-            itemsize = x.itemsize
-            strides = x.strides
-            for s in strides:
-                if s % itemsize:
-                    raise _invalid(f"{role} has a byte stride ({s}) that is not a multiple "
-                                   f"of its element size ({itemsize})")
-            strides = [s // itemsize for s in strides]
-            data = x.ctypes.data
+            return self._view_numpy(x, role, writable)
+        # The torch path runs several times per call: kept lean (each attribute access
+        # and check here costs a measurable share of a GPU call's host time).
+        if not isinstance(x, self.torch.Tensor):
+            raise _invalid(f"{role} must be a torch tensor like the other arguments, "
+                           f"not {type(x).__name__}")
+        if x.device != self.device:
+            raise _invalid(f"{role} is on {x.device} but the other arguments are on "
+                           f"{self.device}")
+        code = self.codes.get(x.dtype)
+        if code is None:
+            raise _invalid(f"{role} has dtype {x.dtype}; kiln takes float32, float16, "
+                           "bfloat16 and int32")
+        shape = x.shape
+        rank = len(shape)
+        t = Tensor()
+        t.data = x.data_ptr()
+        t.dtype = code
+        t.rank = rank
+        if rank == _lib.MAX_RANK:
+            t.shape[:] = shape
+            t.stride[:] = x.stride()
+        elif 1 <= rank < _lib.MAX_RANK:
+            t.shape[:rank] = shape
+            t.stride[:rank] = x.stride()
         else:
-            torch = sys.modules["torch"]
-            if not isinstance(x, torch.Tensor):
-                raise _invalid(f"{role} must be a torch tensor like the other arguments, "
-                               f"not {type(x).__name__}")
-            if x.device != self.device:
-                raise _invalid(f"{role} is on {x.device} but the other arguments are on "
-                               f"{self.device}")
-            code = _torch_dtype_codes(torch).get(x.dtype)
-            if code is None:
-                raise _invalid(f"{role} has dtype {x.dtype}; kiln takes float32, float16, "
-                               "bfloat16 and int32")
-            rank = x.dim()
-            strides = x.stride()
-            data = x.data_ptr()
+            raise _bad_rank(role, rank)
+        return t
+
+    def _view_numpy(self, x, role, writable):
+        if not isinstance(x, np.ndarray):
+            raise _invalid(f"{role} must be a numpy array like the other arguments, "
+                           f"not {type(x).__name__}")
+        code = _numpy_dtype_code(x.dtype)
+        if code is not None and not x.dtype.isnative:
+            raise _invalid(f"{role} is {x.dtype.str}, not in this machine's byte order")
+        if code is None:
+            raise _invalid(f"{role} has dtype {x.dtype}; kiln takes float32, float16, "
+                           "bfloat16 (as uint16 bits or ml_dtypes.bfloat16) and int32")
+        if writable and not x.flags.writeable:
+            raise _invalid(f"{role} is read-only")
+        rank = x.ndim
         if rank < 1 or rank > _lib.MAX_RANK:
-            raise _invalid(f"{role} has rank {rank}; kiln tensors have rank 1 to "
-                           f"{_lib.MAX_RANK}")
-        t.data = data
+            raise _bad_rank(role, rank)
+        itemsize = x.itemsize
+        strides = x.strides
+        for s in strides:
+            if s % itemsize:
+                raise _invalid(f"{role} has a byte stride ({s}) that is not a multiple "
+                               f"of its element size ({itemsize})")
+        t = Tensor()
+        t.data = x.ctypes.data
         t.dtype = code
         t.rank = rank
         t.shape[:rank] = x.shape
-        t.stride[:rank] = strides
+        t.stride[:rank] = [s // itemsize for s in strides]
         return t
 
     def index(self, x, role):
