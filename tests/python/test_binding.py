@@ -240,6 +240,19 @@ class TestAttention(Base):
                 used = kiln.last_dispatch()["num_splits"]
                 self.assertTrue(1 <= used <= splits, used)
 
+    def test_caller_workspace(self):
+        (q, k, v), _ = self.inputs(2, 3, 300, 4, 2, 64, "f32")
+        n = kiln.attention_workspace_size(2, 6, 3, 300, 4, 64, num_splits=3)
+        self.assertGreater(n, 0)
+        plain = kiln.attention(q, k, v, num_splits=3)
+        ws = np.zeros(n, np.uint8)
+        self.assertTrue(same_bits(kiln.attention(q, k, v, num_splits=3, workspace=ws), plain))
+        out = np.full_like(q, 4.0)
+        with self.assertRaises(kiln.KilnError) as cm:
+            kiln.attention(q, k, v, num_splits=3, workspace=ws[:n // 2], out=out)
+        self.assertEqual(cm.exception.status, kiln.Status.WORKSPACE_TOO_SMALL)
+        self.assertTrue(np.all(out == 4.0))
+
     def test_last_dispatch(self):
         q, k, v = self.inputs(1, 5, 5, 2, 1, 64, "bf16")[0]
         kiln.attention(q, k, v, causal=True)
