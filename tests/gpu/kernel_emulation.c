@@ -276,6 +276,7 @@ static void run_act(kiln_activation act, kiln_dtype dt, int64_t rows, int64_t d)
     kiln_ref_act_problem(&p, act, &x, &out);
     CHECK_OK(kiln_gpu_variant_for_act(act, dt, &var));
     kiln_gpu_act_args(&a, &p);
+    if (d % 8 == 0) CHECK(a.vec > 1); /* aligned rows take the 16-byte path */
     CHECK_OK(kiln_gpu_act_grid(&a, grid, block));
     {
         const kiln_emulated_kernel *k = kiln_emulated_find(&var);
@@ -329,6 +330,8 @@ int main(void)
         /* Several query blocks and key tiles of the tensor kernel (64 x 64). */
         {"long causal d128",   KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 150, 200, 0, 0, 1, -1, 0, 4.0f, 1, 1, 1, 0, 0},
         {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0},
+        {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
+        {"sk=0 d128 split",    KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 5, 0, 0, 0, 0, -1, -1, 0, 0, 2, 1, 0, 0},
     };
     size_t n;
     const kiln_target *t = kiln_target_find("sm_80"); /* every generic and tensor variant */
@@ -391,6 +394,9 @@ int main(void)
         check_note_ran();
     }
     for (int act = 0; act < 3; ++act)
-        for (int dt = 0; dt < 3; ++dt) run_act((kiln_activation)act, (kiln_dtype)dt, 6, 300);
+        for (int dt = 0; dt < 3; ++dt) {
+            run_act((kiln_activation)act, (kiln_dtype)dt, 6, 300);
+            run_act((kiln_activation)act, (kiln_dtype)dt, 4, 512);
+        }
     return check_finish("test_kernel_emulation");
 }
