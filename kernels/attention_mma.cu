@@ -11,15 +11,17 @@
  * Grid (ceil(rows / KILN_ATTN_TENSOR_BLOCK_Q), heads_kv, batch * num_splits), 4 warps: a
  * block owns 64 packed (query, head) rows, warp w rows 16w..16w+15, and for each tile of
  * 64 keys in the block's visible range:
- *   K and V tiles staged in shared memory (16-byte copies; a paged row looked up once)
+ *   K and V tiles staged in shared memory by cp.async, V_t while S_t is computed and
+ *   K_t+1 while P_t V_t is (16-byte copies; a paged row looked up once)
  *   S = Q K^T on mma (Q fragments stay in registers for the whole loop), then scale,
  *   soft-cap, ALiBi and mask on the accumulator registers
  *   online softmax in registers: a row lives in the 4 lanes of a quad, so its max needs
  *   two xor-shuffles; its sum stays per lane until the end
  *   P is rounded to the element type straight from the accumulator layout (an m16n8 C
- *   tile pair is exactly an m16k16 A fragment) and O += P V on mma
- * Shared memory: 2 * 64 * (D + 8) * 2 + 64 * 16 bytes = 35,840 at D = 128. The row pad
- * of 8 elements makes a fragment load's 32 words fall in 32 different banks.
+ *   tile pair is exactly an m16k16 A fragment) and O += P V on mma, V's fragments read
+ *   transposed by ldmatrix.trans
+ * Shared memory: 2 * 64 * (D + 8) * 2 + 2 * 64 * 16 bytes = 36,864 at D = 128. The row
+ * pad of 8 elements puts the 8 rows of each fragment load in different banks.
  */
 #include "kiln_device.h"
 #include "kiln_args.h"
