@@ -8,7 +8,7 @@
  *   kiln_attn_fwd      grid (ceil(seqlen_q * (heads_q / heads_kv) / KILN_ATTN_BLOCK_Q),
  *                            heads_kv, batch * num_splits)
  *   kiln_attn_combine  grid (seqlen_q, heads_q, batch)        (only when num_splits > 1)
- *   kiln_act_and_mul   grid (rows, ceil(d / KILN_ACT_THREADS), 1)
+ *   kiln_act_and_mul   grid (rows, ceil(d / (KILN_ACT_THREADS * vec)), 1)
  * where seqlen_q is the dense length or the longest packed sequence (max_seqlen_q). Blocks
  * past a sequence's end return at once, so a generous bound is only a little slower.
  */
@@ -72,7 +72,7 @@ typedef struct kiln_act_args {
     kiln_i64 rows, d;
     kiln_i64 lead_shape[3], x_stride[3], o_stride[3];
     kiln_i32 lead_rank;
-    kiln_i32 pad_;
+    kiln_i32 vec; /* elements per thread: 1, or 16 bytes' worth when everything is aligned */
 } kiln_act_args;
 
 #endif

@@ -331,6 +331,15 @@ void kiln_gpu_act_args(kiln_act_args *a, const kiln_act_problem *p)
         a->x_stride[i] = p->x_stride[i];
         a->o_stride[i] = p->o_stride[i];
     }
+    /* 16-byte accesses need every row start of both halves and of out on a 16-byte
+     * boundary: aligned bases, and d and the leading strides whole multiples of a vector. */
+    {
+        const int64_t vec = 16 / (int64_t)kiln_dtype_size(p->dtype);
+        int ok = p->d % vec == 0 && (uintptr_t)p->x % 16 == 0 && (uintptr_t)p->out % 16 == 0;
+        for (int i = 0; i < p->lead_rank; ++i)
+            ok = ok && p->x_stride[i] % vec == 0 && p->o_stride[i] % vec == 0;
+        a->vec = ok ? (int32_t)vec : 1;
+    }
 }
 
 static kiln_status fit(const char *kernel, const char *what, int64_t value, int64_t limit,
@@ -387,8 +396,9 @@ kiln_status kiln_gpu_combine_grid(const kiln_attn_args *a, unsigned grid[3], uns
 kiln_status kiln_gpu_act_grid(const kiln_act_args *a, unsigned grid[3], unsigned block[3])
 {
     KILN_FORWARD(fit("activation", "x (rows)", a->rows, GRID_X_MAX, &grid[0]));
-    KILN_FORWARD(fit("activation", "y (column blocks)",
-                     (a->d + KILN_ACT_THREADS - 1) / KILN_ACT_THREADS, GRID_YZ_MAX, &grid[1]));
+    const int64_t per_block = (int64_t)KILN_ACT_THREADS * (a->vec > 1 ? a->vec : 1);
+    KILN_FORWARD(fit("activation", "y (column blocks)", (a->d + per_block - 1) / per_block,
+                     GRID_YZ_MAX, &grid[1]));
     grid[2] = 1;
     block[0] = KILN_ACT_THREADS;
     block[1] = block[2] = 1;
