@@ -147,7 +147,13 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i64 split = kiln_block_z() % a.num_splits;
     const kiln_i64 group = a.heads_q / a.heads_kv;
     const kiln_seq s = kiln_seq_of(&a, b);
+    /* Under a causal mask (or a window open to the left) blocks of later queries see more
+     * keys: those start first, so the short ones fill the tail of the grid. */
+#if KILN_MASK == KILN_MASK_FULL
     const kiln_i64 p0 = kiln_block_x() * BQ;
+#else
+    const kiln_i64 p0 = (kiln_grid_x() - 1 - kiln_block_x()) * BQ;
+#endif
     const kiln_i64 rows = s.sq * group;
     if (p0 >= rows) return; /* whole block leaves together: no barrier is skipped */
 

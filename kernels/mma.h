@@ -24,6 +24,7 @@
  * kiln_ldmatrix_x4_trans(r, row): four 8 x 8 16-bit matrices from shared memory, lane
  * 8i + j giving the address of row j of matrix i; r[i] holds matrix i transposed in the
  * B-fragment layout: M_i[2t][g] in the low half and M_i[2t+1][g] in the high half.
+ * kiln_grid_x(): the grid's x size.
  * Every lane of the warp must make each call (warp-uniform control flow).
  */
 #ifndef KILN_MMA_H
@@ -34,6 +35,7 @@
 #if defined(KILN_HOST_VENDOR_H)
 
 #define KILN_ALIGN16 _Alignas(16)
+#define kiln_grid_x() kiln_host_grid[0]
 
 KILN_DEV float kiln_exp2f(float x) { return exp2f(x); }
 
@@ -144,6 +146,7 @@ KILN_DEV float kiln_shfl_xor(float x, int m)
 #else /* NVRTC, sm_80 and later */
 
 #define KILN_ALIGN16 __align__(16)
+#define kiln_grid_x() ((kiln_i64)gridDim.x)
 
 KILN_DEV float kiln_exp2f(float x) { return exp2f(x); }
 

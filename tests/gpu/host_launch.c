@@ -9,6 +9,7 @@
 
 _Thread_local int kiln_host_thread;
 _Thread_local long long kiln_host_block[3];
+_Thread_local long long kiln_host_grid[3];
 
 static struct {
     kiln_mutex *m;
@@ -74,6 +75,7 @@ static void run(void *arg)
 {
     const worker *w = arg;
     kiln_host_thread = w->tid;
+    for (int i = 0; i < 3; ++i) kiln_host_grid[i] = w->grid[i];
     for (unsigned z = 0; z < w->grid[2]; ++z)
         for (unsigned y = 0; y < w->grid[1]; ++y)
             for (unsigned x = 0; x < w->grid[0]; ++x) {

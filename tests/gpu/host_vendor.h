@@ -25,6 +25,7 @@ typedef uint16_t kiln_u16;
 
 extern _Thread_local int kiln_host_thread;
 extern _Thread_local long long kiln_host_block[3];
+extern _Thread_local long long kiln_host_grid[3];
 void kiln_host_sync(void);
 /* Warp-synchronous exchange for the emulated warp instructions (kernels/mma.h): every lane
  * of the calling thread's warp (32 consecutive threads) deposits bytes (at most 64) from
