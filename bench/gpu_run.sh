@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # One call on a CUDA machine (about 5 minutes on an H200): build with the tests, describe
-# the device, run the GPU test entries with KILN_GPU_TIER=generic and with the default
-# (auto: the tensor tier wherever it covers a problem), then time prefill (BENCH.md suite 2:
-# D 64 and 128, S 1k / 4k / 16k with B * S = 32k, 16 heads, bf16, causal and not) on both
-# tiers with `kiln bench attention --backend cuda`. Logs and JSON go to $OUT (or
-# ./gpu-run-out); the last lines printed are the summary.
-#   bash bench/gpu_run.sh
+# the device, time the JIT (BENCH.md suite 7), run the GPU test entries with
+# KILN_GPU_TIER=generic and with the default (auto: the tensor tier wherever it covers a
+# problem), then time prefill (BENCH.md suite 2: D 64 and 128, S 1k / 4k / 16k with
+# B * S = 32k, 16 heads, bf16, causal and not) on both tiers with
+# `kiln bench attention --backend cuda`. Logs and JSON go to $OUT (or $TMPDIR/kiln-gpu-run);
+# the last lines printed are the summary.
+#   bash bench/gpu_run.sh [jit_bench args...]
 set -u
-out=${OUT:-$PWD/gpu-run-out}
+out=${OUT:-${TMPDIR:-/tmp}/kiln-gpu-run}
 mkdir -p "$out"
 jobs=$(nproc 2>/dev/null || echo 4)
 [ "$jobs" -gt 16 ] && jobs=16
@@ -24,6 +25,8 @@ if ! { cmake -S . -B build -DKILN_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Release &&
   exit 1
 fi
 ./build/kiln info --json > "$out/info.json" 2>&1
+timeout 90 ./build/bench/jit_bench --json "$out/jit.json" "$@" > "$out/jit.log" 2>&1
+jit_rc=$?
 
 # One compile cache for every run below, so each variant is compiled once; kept out of $OUT.
 export KILN_CACHE_DIR=${TMPDIR:-/tmp}/kiln-gpu-run-cache
@@ -82,6 +85,7 @@ EOF
 
 cat "$out/machine.txt"
 grep -E '"(device_name|target|compute_units|driver_version|version)"' "$out/info.json" | head -8
+tail -12 "$out/jit.log"
 for tier in generic auto; do
   echo "== ctest -L gpu, KILN_GPU_TIER=$tier"
   grep -E "tests passed|tests failed|\*\*\*|Failed|Skipped|tier " "$out/ctest_$tier.log" | tail -20
@@ -89,4 +93,4 @@ done
 echo "== prefill (bf16, 16 heads, B * S = 32k)"
 cat "$out/prefill_summary.txt"
 grep -l "failed\|error" "$out"/prefill_*.txt 2>/dev/null | head -5
-echo "ctest: ${ctest_rc[*]} bench rc=$bench_rc"
+echo "jit_bench rc=$jit_rc ctest: ${ctest_rc[*]} bench rc=$bench_rc"
