@@ -253,7 +253,6 @@ static kiln_status write_manifest(const aot_build *b, const kiln_target *const *
     kiln_json_init(&j);
     kiln_json_object_begin(&j, NULL);
     kiln_json_string(&j, "kiln_version", kiln_version_string());
-    kiln_json_string(&j, "tier", KILN_GPU_TIER_GENERIC);
     kiln_json_string(&j, "amd_compiler", b->clang[0] ? b->clang : "hiprtc");
     kiln_json_array_begin(&j, "targets");
     for (size_t i = 0; i < ntargets; ++i) kiln_json_string(&j, NULL, targets[i]->name);
@@ -268,6 +267,7 @@ static kiln_status write_manifest(const aot_build *b, const kiln_target *const *
         kiln_json_object_begin(&j, NULL);
         kiln_json_string(&j, "target", o->t->name);
         kiln_json_string(&j, "variant", o->key);
+        kiln_json_string(&j, "tier", kiln_gpu_variant_tier_name(&o->v));
         kiln_json_string(&j, "kernel", kiln_gpu_variant_kernel(&o->v));
         kiln_json_string(&j, "file", file);
         kiln_json_int(&j, "bytes", (int64_t)o->bytes);

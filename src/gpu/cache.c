@@ -436,6 +436,14 @@ static int clear_one(const char *name, void *user)
     if (!ends_with(name, ENTRY_SUFFIX) && !ends_with(name, LOCK_SUFFIX) &&
         !strstr(name, ".tmp"))
         return 0;
+    /* kiln_fs_write_atomic names its temporary "<entry>.tmp<pid>.<n>": one whose writer
+     * still runs is about to be renamed into place, so it is not ours to remove. */
+    if (!ends_with(name, ENTRY_SUFFIX) && !ends_with(name, LOCK_SUFFIX)) {
+        const char *t = strstr(name, ".tmp");
+        char *end;
+        unsigned long long pid = strtoull(t + 4, &end, 10);
+        if (end != t + 4 && *end == '.' && kiln_process_alive((uint64_t)pid)) return 0;
+    }
     if (kiln_fs_remove(path) != 0) {
         if (!s->failed[0]) snprintf(s->failed, sizeof s->failed, "%s", path);
         return 0;
