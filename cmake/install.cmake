@@ -34,8 +34,11 @@ if(WIN32)
 else()
   set(KILN_PC_LIBS_PRIVATE "-lpthread -ldl -lm")
 endif()
+# Relative to the .pc file, so `cmake --install --prefix DIR` gives a working file anywhere.
+file(RELATIVE_PATH KILN_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" KILN_PC_UP "${KILN_PC_UP}")
 file(WRITE ${PROJECT_BINARY_DIR}/kiln.pc
-"prefix=${CMAKE_INSTALL_PREFIX}
+"prefix=\${pcfiledir}/${KILN_PC_UP}
 libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}
 includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
 
