@@ -259,7 +259,7 @@ KILN_API kiln_status kiln_attention_fwd_paged(kiln_context *ctx, const kiln_tens
 
 /* Bytes of workspace a split-KV call of this shape needs (0 when it will not split), for
  * callers who pass their own workspace (graph capture). rows_q is batch * seqlen_q (fixed,
- * decode) or total_q (varlen, batch prefill). max_seqlen_q and max_seqlen_k are the bounds
+ * decode) or total_q (varlen, batch prefill); heads_q and heads_kv as in the call. max_seqlen_q and max_seqlen_k are the bounds
  * the call plans with: seqlen_q / seqlen_k (fixed), max_seqlen_q / max_seqlen_k (varlen),
  * and for paged calls q's length (or max_seqlen_q) and block_table columns x page_size.
  * num_splits as in kiln_attention_params: an explicit count (at most 256) needs the same
@@ -268,8 +268,8 @@ KILN_API kiln_status kiln_attention_fwd_paged(kiln_context *ctx, const kiln_tens
 KILN_API kiln_status kiln_attention_workspace_size(kiln_context *ctx, int64_t batch,
                                                    int64_t rows_q, int64_t max_seqlen_q,
                                                    int64_t max_seqlen_k, int64_t heads_q,
-                                                   int64_t head_dim, int32_t num_splits,
-                                                   size_t *bytes);
+                                                   int64_t heads_kv, int64_t head_dim,
+                                                   int32_t num_splits, size_t *bytes);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Gated activations: x [..., 2 * d] -> out [..., d] = act(x[..., :d]) * x[..., d:]          */

@@ -787,7 +787,7 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
                            : max_lk + (c->mode == KILN_MODE_VARLEN ? c->max_q_slack : 0);
     if (c->caller_ws) {
         size_t need = 0;
-        CHECK_OK(kiln_attention_workspace_size(ctx, B, rows_q, mq, mk, c->hq, D,
+        CHECK_OK(kiln_attention_workspace_size(ctx, B, rows_q, mq, mk, c->hq, c->hkv, D,
                                                c->num_splits, &need));
         if (need > 0) {
             int64_t n = (int64_t)need;

@@ -474,7 +474,7 @@ static void common_attention(fixture *f, void (*setup)(fixture *), kiln_status (
     CHECK_OK(kiln_attention_workspace_size(f->ctx, batch,
                                            f->q.rank == 4 ? f->q.shape[0] * f->q.shape[1]
                                                           : f->q.shape[0],
-                                           f->max_q ? f->max_q : f->q.shape[1], f->max_k, 4, 8, 2,
+                                           f->max_q ? f->max_q : f->q.shape[1], f->max_k, 4, 2, 8, 2,
                                            &need));
     if (need > 0) {
         f->prm.num_splits = 2;
@@ -630,23 +630,26 @@ static void paged_errors(fixture *f) {
 static void workspace_size_errors(kiln_context *ctx) {
     size_t bytes = 12345;
     check_case("kiln_attention_workspace_size");
-    CHECK_STATUS(kiln_attention_workspace_size(NULL, 1, 1, 1, 64, 4, 64, 2, &bytes),
+    CHECK_STATUS(kiln_attention_workspace_size(NULL, 1, 1, 1, 64, 4, 2, 64, 2, &bytes),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "ctx"));
-    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 64, 2, NULL),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 2, 64, 2, NULL),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "bytes"));
-    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 64, -1, &bytes),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 2, 64, -1, &bytes),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "num_splits"));
-    CHECK_STATUS(kiln_attention_workspace_size(ctx, -1, 1, 1, 64, 4, 64, 2, &bytes),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, -1, 1, 1, 64, 4, 2, 64, 2, &bytes),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "batch"));
-    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, -64, 4, 64, 2, &bytes),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, -64, 4, 2, 64, 2, &bytes),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "max_seqlen_k"));
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 3, 64, 2, &bytes),
+                 KILN_INVALID_ARGUMENT);
+    CHECK(names_one_of(kiln_last_error(), "heads_kv"));
     CHECK_EQ(bytes, 12345);
-    CHECK_OK(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 64, 1, &bytes));
+    CHECK_OK(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 2, 64, 1, &bytes));
     CHECK_EQ(bytes, 0);
     check_note_ran();
 }

@@ -166,13 +166,13 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q
     return _finish(out, lse, return_lse)
 
 
-def attention_workspace_size(batch, rows_q, max_seqlen_q, max_seqlen_k, heads_q, head_dim,
-                             num_splits=0, *, backend="cpu", device=0):
+def attention_workspace_size(batch, rows_q, max_seqlen_q, max_seqlen_k, heads_q, heads_kv,
+                             head_dim, num_splits=0, *, backend="cpu", device=0):
     """Bytes of split-KV workspace a call of this shape needs on backend/device (0 = none)."""
     ctx = context(_backend_code(backend), device)
     n = ctypes.c_size_t()
     _lib.check(_lib.lib().kiln_attention_workspace_size(
-        ctx, batch, rows_q, max_seqlen_q, max_seqlen_k, heads_q, head_dim, num_splits,
+        ctx, batch, rows_q, max_seqlen_q, max_seqlen_k, heads_q, heads_kv, head_dim, num_splits,
         ctypes.byref(n)))
     return n.value
 

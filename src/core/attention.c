@@ -38,11 +38,12 @@ static int host_visible(const kiln_context *ctx)
  * pieces left without keys contribute nothing to the merge. */
 #define KILN_MAX_SPLITS 256
 static int32_t resolve_splits(kiln_context *ctx, int32_t requested, int64_t batch,
-                              int64_t max_sq, int64_t max_sk, int64_t heads_q, int64_t d)
+                              int64_t max_sq, int64_t max_sk, int64_t heads_q,
+                              int64_t heads_kv, int64_t d)
 {
     int32_t s = requested;
     if (s == 0) {
-        s = ctx->iface->choose_splits(ctx->state, batch, max_sq, max_sk, heads_q, d);
+        s = ctx->iface->choose_splits(ctx->state, batch, max_sq, max_sk, heads_q, heads_kv, d);
         if ((int64_t)s > max_sk) s = max_sk > 1 ? (int32_t)max_sk : 1;
     }
     if (s < 1) s = 1;
@@ -228,7 +229,7 @@ static kiln_status finish(kiln_context *ctx, kiln_attn_problem *p,
     if (lse) KILN_FORWARD(kiln_check_no_overlap(lse, "lse", out, "out"));
 
     p->num_splits = resolve_splits(ctx, prm->num_splits, p->batch, p->seqlen_q, p->seqlen_k,
-                                   p->heads_q, p->head_dim);
+                                   p->heads_q, p->heads_kv, p->head_dim);
     need = kiln_split_workspace_bytes(p->num_splits, p->rows_q, p->heads_q, p->head_dim);
     KILN_FAIL_IF(prm->workspace && prm->workspace_size < need, KILN_WORKSPACE_TOO_SMALL,
                  "params.workspace_size is %zu bytes; %d splits of this shape need %zu",
@@ -437,7 +438,7 @@ kiln_status kiln_attention_fwd_paged(kiln_context *ctx, const kiln_tensor *q,
 
 kiln_status kiln_attention_workspace_size(kiln_context *ctx, int64_t batch, int64_t rows_q,
                                           int64_t max_seqlen_q, int64_t max_seqlen_k,
-                                          int64_t heads_q, int64_t head_dim,
+                                          int64_t heads_q, int64_t heads_kv, int64_t head_dim,
                                           int32_t num_splits, size_t *bytes)
 {
     int32_t s;
@@ -449,9 +450,13 @@ kiln_status kiln_attention_workspace_size(kiln_context *ctx, int64_t batch, int6
                  KILN_INVALID_ARGUMENT,
                  "batch, rows_q, max_seqlen_q and max_seqlen_k must be >= 0 and heads_q, "
                  "head_dim >= 1");
+    KILN_FAIL_IF(heads_kv < 1 || heads_q % heads_kv != 0, KILN_INVALID_ARGUMENT,
+                 "heads_kv is %lld; it must be >= 1 and divide heads_q (%lld)",
+                 (long long)heads_kv, (long long)heads_q);
     KILN_FAIL_IF(num_splits < 0, KILN_INVALID_ARGUMENT,
                  "num_splits is %d; it must be >= 0 (0 = automatic)", (int)num_splits);
-    s = resolve_splits(ctx, num_splits, batch, max_seqlen_q, max_seqlen_k, heads_q, head_dim);
+    s = resolve_splits(ctx, num_splits, batch, max_seqlen_q, max_seqlen_k, heads_q, heads_kv,
+                       head_dim);
     *bytes = kiln_split_workspace_bytes(s, rows_q, heads_q, head_dim);
     return KILN_OK;
 }

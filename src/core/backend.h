@@ -23,7 +23,8 @@ typedef struct kiln_backend_iface {
 
     /* Automatic split count for this shape on this device (>= 1). */
     int32_t (*choose_splits)(void *state, int64_t batch, int64_t max_seqlen_q,
-                             int64_t max_seqlen_k, int64_t heads_q, int64_t head_dim);
+                             int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv,
+                             int64_t head_dim);
 
     /* Runs the problem; fills *report (variant, tier, target, splits) on success. */
     kiln_status (*attention)(void *state, const kiln_attn_problem *p, kiln_dispatch *report);

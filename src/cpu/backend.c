@@ -96,8 +96,10 @@ static void cpu_free(void *state) {
 }
 
 static int32_t cpu_choose_splits(void *state, int64_t batch, int64_t max_seqlen_q,
-                                 int64_t max_seqlen_k, int64_t heads_q, int64_t head_dim) {
+                                 int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv,
+                                 int64_t head_dim) {
     kiln_cpu_state *st = state;
+    (void)heads_kv;
     return kiln_cpu_choose_splits(kiln_cpu_pool_size(st->pool), batch, max_seqlen_q,
                                   max_seqlen_k, heads_q, head_dim);
 }

@@ -204,12 +204,17 @@ static void gpu_free(void *state)
 /* Split the keys until the grid has about two blocks per compute unit (one wave with room
  * for imbalance), keeping at least 256 keys per split so the combine stays cheap. */
 static int32_t gpu_choose_splits(void *state, int64_t batch, int64_t max_seqlen_q,
-                                 int64_t max_seqlen_k, int64_t heads_q, int64_t head_dim)
+                                 int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv,
+                                 int64_t head_dim)
 {
     gpu_state *s = state;
     (void)head_dim;
-    int64_t q_blocks = (max_seqlen_q + KILN_ATTN_BLOCK_Q - 1) / KILN_ATTN_BLOCK_Q;
-    int64_t blocks = q_blocks * heads_q * batch;
+    /* A block's rows are (query, head) pairs of the query heads sharing one KV head, so
+     * blocks count per KV head: decode with 4 query heads per KV head fills one block, not
+     * four (counting query heads chose 2 splits where 4-8 doubled an H200's bandwidth). */
+    const int64_t group = heads_kv > 0 ? heads_q / heads_kv : 1;
+    int64_t q_blocks = (max_seqlen_q * group + KILN_ATTN_BLOCK_Q - 1) / KILN_ATTN_BLOCK_Q;
+    int64_t blocks = q_blocks * (heads_kv > 0 ? heads_kv : heads_q) * batch;
     int64_t want = 2 * (int64_t)(s->info.compute_units > 0 ? s->info.compute_units : 1);
     if (blocks <= 0 || blocks >= want) return 1;
     int64_t splits = (want + blocks - 1) / blocks;

@@ -242,7 +242,7 @@ class TestAttention(Base):
 
     def test_caller_workspace(self):
         (q, k, v), _ = self.inputs(2, 3, 300, 4, 2, 64, "f32")
-        n = kiln.attention_workspace_size(2, 6, 3, 300, 4, 64, num_splits=3)
+        n = kiln.attention_workspace_size(2, 6, 3, 300, 4, 2, 64, num_splits=3)
         self.assertGreater(n, 0)
         plain = kiln.attention(q, k, v, num_splits=3)
         ws = np.zeros(n, np.uint8)
