@@ -2,6 +2,8 @@
 #ifndef KILN_CORE_ERROR_H
 #define KILN_CORE_ERROR_H
 
+#include <stdio.h> /* defines __MINGW_PRINTF_FORMAT under MinGW */
+
 #include "kiln.h"
 
 /* MinGW checks printf formats against the old msvcrt rules unless told the C99 ones. */

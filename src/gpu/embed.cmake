@@ -52,3 +52,8 @@ add_custom_command(
   COMMENT "Embedding kernels/ into the library"
   VERBATIM)
 list(APPEND KILN_SOURCES ${KILN_GENERATED_DIR}/kiln_kernels.c)
+# One target owns the generation: the shared and (on Windows) static object libraries both
+# compile the generated file, and two copies of the rule running at once would race.
+add_custom_target(kiln_embed_kernels
+  DEPENDS ${KILN_GENERATED_DIR}/kiln_kernels.c ${KILN_GENERATED_DIR}/kiln_kernels.h)
+list(APPEND KILN_OBJECT_DEPENDS kiln_embed_kernels)
