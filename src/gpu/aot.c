@@ -80,7 +80,8 @@ static int find_clang(const char *scratch, char *clang, size_t cap, char *tried,
     size_t n = only ? 1 : sizeof names / sizeof names[0];
     join(probe, sizeof probe, scratch, "probe.c");
     if (kiln_fs_write_atomic(probe, "int kiln_probe;\n", 16, err, sizeof err) != 0) {
-        snprintf(tried, tcap, "cannot write %s: %s", probe, err);
+        /* A long path may cut the message short; it still names the file. */
+        if (snprintf(tried, tcap, "cannot write %s: %s", probe, err) < 0) tried[0] = '\0';
         return -1;
     }
     tried[0] = '\0';
