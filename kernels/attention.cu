@@ -72,24 +72,8 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     if (p0 >= rows) return; /* whole block leaves together: no barrier is skipped */
 
     const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
-    kiln_i64 lo = 0, hi = s.sk;
-#if KILN_MASK != KILN_MASK_FULL
-    const kiln_i64 i0 = p0 / group;
-    const kiln_i64 i_last = ((p0 + BQ < rows ? p0 + BQ : rows) - 1) / group;
-    if (a.window_left >= 0 && i0 + diag - a.window_left > lo) lo = i0 + diag - a.window_left;
-#if KILN_MASK == KILN_MASK_CAUSAL
-    if (i_last + diag + 1 < hi) hi = i_last + diag + 1;
-#else
-    if (a.window_right >= 0 && i_last + diag + a.window_right + 1 < hi)
-        hi = i_last + diag + a.window_right + 1;
-#endif
-#endif
-    if (a.num_splits > 1) {
-        kiln_i64 chunk = (s.sk + a.num_splits - 1) / a.num_splits;
-        kiln_i64 c0 = split * chunk, c1 = c0 + chunk;
-        if (c0 > lo) lo = c0;
-        if (c1 < hi) hi = c1;
-    }
+    kiln_i64 lo, hi;
+    kiln_key_range(&a, &s, p0, BQ, rows, group, split, &lo, &hi);
 
     const kiln_elem *q = (const kiln_elem *)a.q;
     const kiln_elem *k = (const kiln_elem *)a.k;

@@ -60,4 +60,35 @@ KILN_DEV void kiln_kv_row(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b
 #endif
 }
 
+/* Keys [*lo, *hi) that the block of packed rows p0 .. p0 + block_rows - 1 (rows in all,
+ * group query heads per row's query) can see in split number split: the mask's band around
+ * the diagonal of its first and last query, cut to the split's share of the keys. */
+KILN_DEV void kiln_key_range(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 p0,
+                             kiln_i64 block_rows, kiln_i64 rows, kiln_i64 group, kiln_i64 split,
+                             kiln_i64 *lo, kiln_i64 *hi)
+{
+    const kiln_i64 diag = s->sk - s->sq;
+    *lo = 0;
+    *hi = s->sk;
+#if KILN_MASK != KILN_MASK_FULL
+    const kiln_i64 i0 = p0 / group;
+    const kiln_i64 i_last = ((p0 + block_rows < rows ? p0 + block_rows : rows) - 1) / group;
+    if (a->window_left >= 0 && i0 + diag - a->window_left > *lo) *lo = i0 + diag - a->window_left;
+#if KILN_MASK == KILN_MASK_CAUSAL
+    if (i_last + diag + 1 < *hi) *hi = i_last + diag + 1;
+#else
+    if (a->window_right >= 0 && i_last + diag + a->window_right + 1 < *hi)
+        *hi = i_last + diag + a->window_right + 1;
+#endif
+#else
+    (void)p0, (void)block_rows, (void)rows, (void)group, (void)diag;
+#endif
+    if (a->num_splits > 1) {
+        kiln_i64 chunk = (s->sk + a->num_splits - 1) / a->num_splits;
+        kiln_i64 c0 = split * chunk, c1 = c0 + chunk;
+        if (c0 > *lo) *lo = c0;
+        if (c1 < *hi) *hi = c1;
+    }
+}
+
 #endif
