@@ -165,8 +165,12 @@ int main(int argc, char **argv)
         }
     }
     if (reps < 1) reps = 1;
-    const kiln_gpu_driver *drv =
-        strcmp(backend, "hip") == 0 ? kiln_hip_driver() : kiln_cuda_driver();
+    const kiln_gpu_driver *drv = kiln_gpu_driver_for(
+        strcmp(backend, "hip") == 0 ? KILN_BACKEND_HIP : KILN_BACKEND_CUDA);
+    if (!drv) {
+        fprintf(stderr, "jit_bench: this build leaves the %s backend out\n", backend);
+        return 2;
+    }
 
     kiln_gpu_info info;
     void *dev = NULL;

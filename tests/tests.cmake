@@ -10,6 +10,10 @@ set(KILN_TEST_TIMEOUT 300 CACHE STRING "Seconds each C test program may run")
 
 file(GLOB KILN_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.c)
 list(SORT KILN_TEST_SOURCES)
+if(NOT KILN_WITH_GPU)
+  # The kernel cache and the target table belong to the GPU layer.
+  list(FILTER KILN_TEST_SOURCES EXCLUDE REGEX "/test_(cache|targets)\\.c$")
+endif()
 
 foreach(src ${KILN_TEST_SOURCES})
   get_filename_component(name ${src} NAME_WE)
@@ -67,5 +71,7 @@ endforeach()
 
 include(${CMAKE_CURRENT_LIST_DIR}/helpers/helpers.cmake OPTIONAL)
 include(${CMAKE_CURRENT_LIST_DIR}/python/tests.cmake OPTIONAL)
-include(${CMAKE_CURRENT_LIST_DIR}/gpu/tests.cmake OPTIONAL)
+if(KILN_WITH_GPU)
+  include(${CMAKE_CURRENT_LIST_DIR}/gpu/tests.cmake)
+endif()
 include(${CMAKE_CURRENT_LIST_DIR}/cli/tests.cmake OPTIONAL)

@@ -10,9 +10,11 @@ static const tool_cmd *const commands[] = {
     &tool_cmd_info,
     &tool_cmd_check,
     &tool_cmd_bench,
+#if KILN_WITH_GPU
     &tool_cmd_targets,
     &tool_cmd_cache,
     &tool_cmd_build,
+#endif
 };
 #define NUM_COMMANDS (sizeof commands / sizeof commands[0])
 

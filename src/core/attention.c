@@ -18,14 +18,6 @@ void kiln_attention_params_init(kiln_attention_params *p)
     p->window_right = -1;
 }
 
-size_t kiln_split_workspace_bytes(int32_t splits, int64_t rows_q, int64_t heads_q,
-                                  int64_t head_dim)
-{
-    if (splits <= 1) return 0;
-    return (size_t)splits * (size_t)rows_q * (size_t)heads_q * ((size_t)head_dim + 1) *
-           sizeof(float);
-}
-
 static int host_visible(const kiln_context *ctx)
 {
     return ctx->iface->kind == KILN_BACKEND_CPU;

@@ -10,12 +10,28 @@
 #include "json.h"
 #include "problem.h"
 
-#define KILN_BACKEND_IFACE_VERSION 1
+#define KILN_BACKEND_IFACE_VERSION 2
+
+/* What a backend finds on this machine without starting a context. */
+typedef struct kiln_backend_probe {
+    int devices;       /* 0 when the driver does not load or reports none */
+    char target[32];   /* device 0's target ("sm_90", "gfx1151"), "" if unknown */
+    int code_shipped;  /* ahead-of-time code objects for target ship with the library */
+} kiln_backend_probe;
 
 typedef struct kiln_backend_iface {
     int version; /* KILN_BACKEND_IFACE_VERSION */
     kiln_backend kind;
     const char *name;
+    const char *description; /* one line for kiln info: what the backend runs on */
+
+    /* (optional) Fills *out (zeroed by the caller); may load driver libraries, never
+     * starts a device context. NULL: the backend is always there (one device). */
+    void (*probe)(kiln_backend_probe *out);
+    /* (optional) Adds to the top-level object of kiln_info_json() what holds without a
+     * device (targets known, code objects shipped). Backends sharing one function are asked
+     * once. */
+    void (*describe_build)(kiln_json *out);
 
     /* Starts the backend on device; stores its state in *state. */
     kiln_status (*init)(int device, void **state);
@@ -50,9 +66,14 @@ struct kiln_context {
     int device;
 };
 
-/* Backends compiled into this library (NULL where the build has none). */
+/* The backend tables. Each is defined by its backend's folder; which of them a build
+ * holds is decided by CMake (KILN_WITH_CUDA, KILN_WITH_HIP), and src/core/registry.c lists
+ * only those. */
 extern const kiln_backend_iface kiln_cpu_backend;
-const kiln_backend_iface *kiln_cuda_backend_iface(void); /* NULL if not built */
-const kiln_backend_iface *kiln_hip_backend_iface(void);  /* NULL if not built */
+extern const kiln_backend_iface kiln_cuda_backend;
+extern const kiln_backend_iface kiln_hip_backend;
+
+/* The backends built into this library, CPU first, in the order auto prefers among GPUs. */
+const kiln_backend_iface *const *kiln_backends(size_t *count);
 
 #endif

@@ -10,16 +10,17 @@
  *                           ? backend_env : NULL;
  *     in.enable_hip = kiln_env_get("KILN_ENABLE_HIP", hip_env, sizeof hip_env) ? hip_env : NULL;
  *     in.is_windows = kiln_fs_sep() == '\\';
- *     in.cuda_available = kiln_gpu_probe(KILN_BACKEND_CUDA, NULL, 0) > 0;
- *     in.hip_available = kiln_gpu_probe(KILN_BACKEND_HIP, hip_target, sizeof hip_target) > 0;
- *     in.hip_target = hip_target;
- *     in.hip_aot_for_target = <1 if the AOT manifest ships code objects for hip_target>;
+ *     <each built backend's probe (src/core/backend.h) fills one kiln_backend_probe>
+ *     in.cuda_available = cuda.devices > 0;
+ *     in.hip_available = hip.devices > 0;
+ *     in.hip_target = hip.target;
+ *     in.hip_aot_for_target = hip.code_shipped;
  *     kiln_backend_choice out;
  *     kiln_backend_choose(&in, &out);
  *     if (out.status != KILN_OK) return kiln_fail(out.status, "%s", out.reason);
  *     backend = out.backend;   // never AUTO; out.reason goes into kiln_info_json()
  *
- * (kiln_gpu_probe is declared in src/gpu/gpu.h.) Probing loads driver libraries, so a caller
+ * Probing loads driver libraries, so a caller
  * that already knows KILN_BACKEND names one backend may skip the probes: the choice for an
  * explicit value does not read them.
  */

@@ -28,12 +28,10 @@ const char *kiln_backend_name(kiln_backend backend)
 
 const kiln_backend_iface *kiln_backend_lookup(kiln_backend backend)
 {
-    switch (backend) {
-    case KILN_BACKEND_CPU: return &kiln_cpu_backend;
-    case KILN_BACKEND_CUDA: return kiln_cuda_backend_iface();
-    case KILN_BACKEND_HIP: return kiln_hip_backend_iface();
-    case KILN_BACKEND_AUTO: return NULL;
-    }
+    size_t n;
+    const kiln_backend_iface *const *all = kiln_backends(&n);
+    for (size_t i = 0; i < n; i++)
+        if (all[i]->kind == backend) return all[i];
     return NULL;
 }
 

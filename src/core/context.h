@@ -21,10 +21,6 @@ typedef struct kiln_backend_decision {
 } kiln_backend_decision;
 kiln_status kiln_backend_decide(kiln_backend_decision *out);
 
-/* Appends the GPU half of kiln_info_json() (targets known, code objects shipped) to the
- * open object; implemented by src/gpu. */
-void kiln_info_append_gpu(kiln_json *j);
-
 /* Records what ran for kiln_last_dispatch() on this thread. */
 void kiln_dispatch_record(const kiln_dispatch *d);
 

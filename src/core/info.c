@@ -5,16 +5,22 @@
 #include "error.h"
 #include "json.h"
 
-static void describe_backend(kiln_json *j, kiln_backend kind, kiln_context *ctx)
+static void describe_missing(kiln_json *j, kiln_backend kind)
 {
-    const kiln_backend_iface *iface = kiln_backend_lookup(kind);
-    void *state = NULL;
     kiln_json_object_begin(j, NULL);
     kiln_json_string(j, "name", kiln_backend_name(kind));
-    if (!iface) {
-        kiln_json_bool(j, "available", 0);
-        kiln_json_string(j, "reason", "not built into this library");
-    } else if (ctx && ctx->iface == iface) {
+    kiln_json_bool(j, "available", 0);
+    kiln_json_string(j, "reason", "not built into this library");
+    kiln_json_object_end(j);
+}
+
+static void describe_backend(kiln_json *j, const kiln_backend_iface *iface, kiln_context *ctx)
+{
+    void *state = NULL;
+    kiln_json_object_begin(j, NULL);
+    kiln_json_string(j, "name", iface->name);
+    kiln_json_string(j, "description", iface->description);
+    if (ctx && ctx->iface == iface) {
         kiln_json_bool(j, "available", 1);
         kiln_json_int(j, "device", ctx->device);
         if (iface->describe) iface->describe(ctx->state, j);
@@ -33,6 +39,8 @@ static void describe_backend(kiln_json *j, kiln_backend kind, kiln_context *ctx)
 kiln_status kiln_info_json(kiln_context *ctx, char *buf, size_t cap, size_t *needed)
 {
     static const kiln_backend kinds[] = {KILN_BACKEND_CPU, KILN_BACKEND_CUDA, KILN_BACKEND_HIP};
+    size_t n_built;
+    const kiln_backend_iface *const *built = kiln_backends(&n_built);
     kiln_backend_decision decision;
     kiln_status decided;
     kiln_json j;
@@ -46,7 +54,9 @@ kiln_status kiln_info_json(kiln_context *ctx, char *buf, size_t cap, size_t *nee
     kiln_json_int(&j, "version_number", kiln_version());
     if (ctx) kiln_json_string(&j, "context_backend", kiln_backend_name(ctx->iface->kind));
     kiln_json_array_begin(&j, "backends");
-    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) describe_backend(&j, kinds[i], ctx);
+    for (i = 0; i < n_built; i++) describe_backend(&j, built[i], ctx);
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!kiln_backend_lookup(kinds[i])) describe_missing(&j, kinds[i]);
     kiln_json_array_end(&j);
     decided = kiln_backend_decide(&decision);
     kiln_json_object_begin(&j, "auto");
@@ -58,7 +68,12 @@ kiln_status kiln_info_json(kiln_context *ctx, char *buf, size_t cap, size_t *nee
         kiln_json_string(&j, "reason", kiln_last_error());
     }
     kiln_json_object_end(&j);
-    kiln_info_append_gpu(&j);
+    for (i = 0; i < n_built; i++) {
+        size_t k;
+        if (!built[i]->describe_build) continue;
+        for (k = 0; k < i && built[k]->describe_build != built[i]->describe_build; k++) {}
+        if (k == i) built[i]->describe_build(&j);
+    }
     kiln_json_object_end(&j);
 
     if (j.oom) {

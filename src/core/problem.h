@@ -84,8 +84,14 @@ typedef struct kiln_act_problem {
 
 /* Split-KV planning shared by every backend and by kiln_attention_workspace_size():
  * partial outputs are fp32 [splits, rows_q, heads_q, head_dim] followed by fp32 LSE
- * [splits, rows_q, heads_q]. */
-size_t kiln_split_workspace_bytes(int32_t splits, int64_t rows_q, int64_t heads_q,
-                                  int64_t head_dim);
+ * [splits, rows_q, heads_q]. Inline here so backends and the core share it without either
+ * calling the other. */
+static inline size_t kiln_split_workspace_bytes(int32_t splits, int64_t rows_q,
+                                                int64_t heads_q, int64_t head_dim)
+{
+    if (splits <= 1) return 0;
+    return (size_t)splits * (size_t)rows_q * (size_t)heads_q * ((size_t)head_dim + 1) *
+           sizeof(float);
+}
 
 #endif

@@ -6,8 +6,6 @@
 #include "backend_choice.h"
 #include "context.h"
 #include "error.h"
-#include "gpu/aot_dir.h"
-#include "gpu/gpu.h"
 #include "platform/platform.h"
 
 /* 1 when value is a backend name other than auto (blanks and case ignored). */
@@ -27,7 +25,8 @@ static int names_backend(const char *value)
 
 kiln_status kiln_backend_decide(kiln_backend_decision *out)
 {
-    char backend_env[32], hip_env[16], hip_target[32] = "";
+    char backend_env[32], hip_env[16];
+    kiln_backend_probe cuda, hip;
     kiln_backend_choice_in in;
     kiln_backend_choice choice;
     int named;
@@ -39,11 +38,21 @@ kiln_status kiln_backend_decide(kiln_backend_decision *out)
     in.is_windows = kiln_fs_sep() == '\\';
     /* Probing loads driver libraries: skip it when KILN_BACKEND already names a backend
      * (the rule for an explicit name reads no probe). */
+    memset(&cuda, 0, sizeof cuda);
+    memset(&hip, 0, sizeof hip);
     if (!names_backend(in.kiln_backend)) {
-        in.cuda_available = kiln_gpu_probe(KILN_BACKEND_CUDA, NULL, 0) > 0;
-        in.hip_available = kiln_gpu_probe(KILN_BACKEND_HIP, hip_target, sizeof hip_target) > 0;
-        in.hip_target = hip_target;
-        in.hip_aot_for_target = hip_target[0] && kiln_gpu_aot_ships(hip_target);
+        size_t n;
+        const kiln_backend_iface *const *all = kiln_backends(&n);
+        for (size_t i = 0; i < n; i++) {
+            kiln_backend_probe *pr = all[i]->kind == KILN_BACKEND_CUDA  ? &cuda
+                                     : all[i]->kind == KILN_BACKEND_HIP ? &hip
+                                                                        : NULL;
+            if (pr && all[i]->probe) all[i]->probe(pr);
+        }
+        in.cuda_available = cuda.devices > 0;
+        in.hip_available = hip.devices > 0;
+        in.hip_target = hip.target;
+        in.hip_aot_for_target = hip.target[0] && hip.code_shipped;
     }
     kiln_backend_choose(&in, &choice);
     if (choice.status != KILN_OK) return kiln_fail(choice.status, "%s", choice.reason);

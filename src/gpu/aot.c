@@ -143,6 +143,19 @@ int kiln_aot_amd_compiler_supports(const char *target, const char *scratch_dir, 
 
 /* ---- one object --------------------------------------------------------------------- */
 
+/* The runtime compiler of a vendor's driver, or why this build has none. */
+static kiln_status driver_for(kiln_vendor vendor, const kiln_gpu_driver **out)
+{
+    int nvidia = vendor == KILN_VENDOR_NVIDIA;
+    *out = kiln_gpu_driver_for(nvidia ? KILN_BACKEND_CUDA : KILN_BACKEND_HIP);
+    KILN_FAIL_IF(!*out, KILN_BACKEND_UNAVAILABLE,
+                 "%s targets are compiled by %s, and this build leaves the %s backend out "
+                 "(configure with -DKILN_WITH_%s=ON)",
+                 nvidia ? "NVIDIA" : "AMD", nvidia ? "NVRTC" : "hipRTC",
+                 nvidia ? "cuda" : "hip", nvidia ? "CUDA" : "HIP");
+    return KILN_OK;
+}
+
 static kiln_status compile_job(aot_build *b, aot_job *j, void **image, size_t *len)
 {
     kiln_gpu_defines defs;
@@ -152,12 +165,11 @@ static kiln_status compile_job(aot_build *b, aot_job *j, void **image, size_t *l
     char name[160];
     snprintf(name, sizeof name, "%s.cu", j->key);
     KILN_FORWARD(kiln_kernel_source(file, &text, NULL));
-    if (j->t->vendor == KILN_VENDOR_NVIDIA)
-        return kiln_cuda_driver()->compile(text, name, j->t->compile_arch, defs.ptr, nd, image,
-                                           len);
-    if (!b->clang[0])
-        return kiln_hip_driver()->compile(text, name, j->t->compile_arch, defs.ptr, nd, image,
-                                          len);
+    if (j->t->vendor == KILN_VENDOR_NVIDIA || !b->clang[0]) {
+        const kiln_gpu_driver *drv;
+        KILN_FORWARD(driver_for(j->t->vendor, &drv));
+        return drv->compile(text, name, j->t->compile_arch, defs.ptr, nd, image, len);
+    }
     {
         char src_dir[PATH_CAP], src[PATH_CAP], tdir[PATH_CAP], tmp[PATH_CAP], err[512];
         char errbuf[512];
@@ -308,12 +320,13 @@ static kiln_status prepare_dirs(aot_build *b, const kiln_target *const *targets,
     if (need_amd) {
         char tried[1024];
         if (find_clang(dir, b->clang, sizeof b->clang, tried, sizeof tried) != 0) {
+            const kiln_gpu_driver *hip = kiln_gpu_driver_for(KILN_BACKEND_HIP);
             b->clang[0] = '\0';
-            if (kiln_hip_driver()->load_compiler() != KILN_OK)
+            if (!hip || hip->load_compiler() != KILN_OK)
                 return kiln_fail(KILN_BACKEND_UNAVAILABLE,
                                  "no AMD compiler: tried clang (%s) and hipRTC (%s); install "
                                  "clang 18+ or set KILN_CLANG",
-                                 tried, kiln_last_error());
+                                 tried, hip ? kiln_last_error() : "the hip backend is not built");
         }
         if (b->clang[0]) {
             /* One tiny probe per target turns "this clang does not know gfx950" into one
@@ -367,7 +380,11 @@ kiln_status kiln_aot_build_filtered(const char *targets_list, const char *out_di
         need_amd |= targets[i]->vendor == KILN_VENDOR_AMD;
         per += kiln_gpu_variant_list(targets[i], NULL, 0);
     }
-    if (need_nvidia) KILN_FORWARD(kiln_cuda_driver()->load_compiler());
+    if (need_nvidia) {
+        const kiln_gpu_driver *cuda;
+        KILN_FORWARD(driver_for(KILN_VENDOR_NVIDIA, &cuda));
+        KILN_FORWARD(cuda->load_compiler());
+    }
     KILN_FORWARD(prepare_dirs(&b, targets, ntargets, need_amd));
 
     b.jobs = calloc(per ? per : 1, sizeof *b.jobs);

@@ -177,16 +177,6 @@ static kiln_status gpu_init(const kiln_gpu_driver *drv, int device, void **state
     return KILN_OK;
 }
 
-static kiln_status cuda_init(int device, void **state)
-{
-    return gpu_init(kiln_cuda_driver(), device, state);
-}
-
-static kiln_status hip_init(int device, void **state)
-{
-    return gpu_init(kiln_hip_driver(), device, state);
-}
-
 static void gpu_free(void *state)
 {
     gpu_state *s = state;
@@ -394,51 +384,77 @@ static kiln_status gpu_synchronize(void *state, void *stream)
     return s->drv->synchronize(s->dev, stream);
 }
 
-static const kiln_backend_iface cuda_iface = {
-    .version = KILN_BACKEND_IFACE_VERSION,
-    .kind = KILN_BACKEND_CUDA,
-    .name = "cuda",
-    .init = cuda_init,
-    .free = gpu_free,
-    .choose_splits = gpu_choose_splits,
-    .attention = gpu_attention,
-    .act_and_mul = gpu_act_and_mul,
-    .describe = gpu_describe,
-    .mem_alloc = gpu_mem_alloc,
-    .mem_free = gpu_mem_free,
-    .mem_copy = gpu_mem_copy,
-    .synchronize = gpu_synchronize,
-};
+/* What kiln_info_json() shows whatever the device: the target table and the code objects
+ * shipped. */
+static void gpu_describe_build(kiln_json *j)
+{
+    size_t n, i;
+    const kiln_target *t = kiln_targets(&n);
+    kiln_json_array_begin(j, "targets_known");
+    for (i = 0; i < n; i++) kiln_json_string(j, NULL, t[i].name);
+    kiln_json_array_end(j);
+    kiln_aot_describe(j);
+}
 
-static const kiln_backend_iface hip_iface = {
-    .version = KILN_BACKEND_IFACE_VERSION,
-    .kind = KILN_BACKEND_HIP,
-    .name = "hip",
-    .init = hip_init,
-    .free = gpu_free,
-    .choose_splits = gpu_choose_splits,
-    .attention = gpu_attention,
-    .act_and_mul = gpu_act_and_mul,
-    .describe = gpu_describe,
-    .mem_alloc = gpu_mem_alloc,
-    .mem_free = gpu_mem_free,
-    .mem_copy = gpu_mem_copy,
-    .synchronize = gpu_synchronize,
-};
+static void gpu_probe(const kiln_gpu_driver *drv, kiln_backend_probe *out)
+{
+    int count = 0;
+    if (drv->load() != KILN_OK) return;
+    if (drv->device_count(&count) != KILN_OK || count <= 0) return;
+    out->devices = count;
+    kiln_gpu_info info;
+    void *dev = NULL;
+    if (drv->open(0, &info, &dev) == KILN_OK) {
+        snprintf(out->target, sizeof out->target, "%s", info.target);
+        drv->close(dev);
+        out->code_shipped = kiln_gpu_aot_ships(out->target);
+    }
+}
 
-const kiln_backend_iface *kiln_cuda_backend_iface(void) { return &cuda_iface; }
-const kiln_backend_iface *kiln_hip_backend_iface(void) { return &hip_iface; }
+/* The CUDA and HIP tables differ only in the driver under them. */
+#define KILN_GPU_BACKEND(kind_, name_, description_, init_, probe_)                           \
+    {                                                                                         \
+        .version = KILN_BACKEND_IFACE_VERSION, .kind = kind_, .name = name_,                  \
+        .description = description_, .probe = probe_, .describe_build = gpu_describe_build, \
+        .init = init_, .free = gpu_free, .choose_splits = gpu_choose_splits,                 \
+        .attention = gpu_attention, .act_and_mul = gpu_act_and_mul,                           \
+        .describe = gpu_describe, .mem_alloc = gpu_mem_alloc, .mem_free = gpu_mem_free,       \
+        .mem_copy = gpu_mem_copy, .synchronize = gpu_synchronize,                             \
+    }
+
+#if KILN_WITH_CUDA
+static kiln_status cuda_init(int device, void **state)
+{
+    return gpu_init(kiln_cuda_driver(), device, state);
+}
+static void cuda_probe(kiln_backend_probe *out) { gpu_probe(kiln_cuda_driver(), out); }
+const kiln_backend_iface kiln_cuda_backend =
+    KILN_GPU_BACKEND(KILN_BACKEND_CUDA, "cuda", "NVIDIA GPUs: CUDA driver and NVRTC, loaded at run time",
+                     cuda_init, cuda_probe);
+#endif
+
+#if KILN_WITH_HIP
+static kiln_status hip_init(int device, void **state)
+{
+    return gpu_init(kiln_hip_driver(), device, state);
+}
+static void hip_probe(kiln_backend_probe *out) { gpu_probe(kiln_hip_driver(), out); }
+const kiln_backend_iface kiln_hip_backend =
+    KILN_GPU_BACKEND(KILN_BACKEND_HIP, "hip", "AMD GPUs: HIP runtime and hipRTC, loaded at run time",
+                     hip_init, hip_probe);
+#endif
 
 /* ---- kiln cache warm ------------------------------------------------------------------ */
 
 kiln_status kiln_cache_warm(kiln_backend backend, int device, const char *target,
                             kiln_cache_progress_fn progress, void *user)
 {
-    const kiln_gpu_driver *drv = backend == KILN_BACKEND_CUDA  ? kiln_cuda_driver()
-                                 : backend == KILN_BACKEND_HIP ? kiln_hip_driver()
-                                                               : NULL;
+    const kiln_gpu_driver *drv = kiln_gpu_driver_for(backend);
     char name[32], version[32] = "";
-    KILN_FAIL_IF(!drv, KILN_INVALID_ARGUMENT, "kiln cache warm needs the cuda or hip backend");
+    KILN_FAIL_IF(backend != KILN_BACKEND_CUDA && backend != KILN_BACKEND_HIP,
+                 KILN_INVALID_ARGUMENT, "kiln cache warm needs the cuda or hip backend");
+    KILN_FAIL_IF(!drv, KILN_BACKEND_UNAVAILABLE, "backend '%s' is not built into this library",
+                 kiln_backend_name(backend));
     if (!target) {
         kiln_gpu_info info;
         void *dev = NULL;

@@ -92,13 +92,11 @@ typedef struct kiln_gpu_driver {
     kiln_status (*synchronize)(void *dev, void *stream);
 } kiln_gpu_driver;
 
+/* Defined only in builds with that backend (KILN_WITH_CUDA, KILN_WITH_HIP). */
 const kiln_gpu_driver *kiln_cuda_driver(void);
 const kiln_gpu_driver *kiln_hip_driver(void);
-
-/* Number of devices the backend's driver reports, 0 when the driver does not load or has
- * none (kiln_last_error() then says why). With target non-NULL, device 0's target name is
- * written there. Used by backend choice (src/core/backend_choice.h) and kiln info. */
-int kiln_gpu_probe(kiln_backend kind, char *target, size_t cap);
+/* The driver of a GPU backend, NULL when this build leaves that backend out. */
+const kiln_gpu_driver *kiln_gpu_driver_for(kiln_backend kind);
 
 /* The code object of a variant for target, from the JIT cache or compiled with drv's
  * runtime compiler (compiler_version as drv->compiler_version gives it). *image is

@@ -63,23 +63,3 @@ kiln_status kiln_gpu_set_cus(kiln_gpu_info *info, int64_t cus, const char *sourc
     info->cu_source = strcmp(from, "device") == 0 ? source : from;
     return KILN_OK;
 }
-
-int kiln_gpu_probe(kiln_backend kind, char *target, size_t cap)
-{
-    const kiln_gpu_driver *drv = kind == KILN_BACKEND_CUDA  ? kiln_cuda_driver()
-                                 : kind == KILN_BACKEND_HIP ? kiln_hip_driver()
-                                                            : NULL;
-    int count = 0;
-    if (target && cap) target[0] = '\0';
-    if (!drv || drv->load() != KILN_OK) return 0;
-    if (drv->device_count(&count) != KILN_OK || count <= 0) return 0;
-    if (target && cap) {
-        kiln_gpu_info info;
-        void *dev = NULL;
-        if (drv->open(0, &info, &dev) == KILN_OK) {
-            snprintf(target, cap, "%s", info.target);
-            drv->close(dev);
-        }
-    }
-    return count;
-}

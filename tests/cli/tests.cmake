@@ -55,6 +55,7 @@ kiln_cli_test(bench_smoke 0 "-DSTDOUT_REGEX=GFLOP/s.*bf16 +64"
   -P ${KILN_CLI_EXPECT} -- bench attention --heads 2 --seqlen 64 --iters 3 --warmup 1
   --rounds 1 --out ${PROJECT_BINARY_DIR}/tests/cli_bench_smoke.json)
 
+if(KILN_WITH_GPU)
 kiln_cli_test(targets_json 0 -DSTDOUT_JSON=1 "-DSTDOUT_REGEX=\"name\": \"gfx1151\""
   -P ${KILN_CLI_EXPECT} -- targets --json)
 kiln_cli_test(cache_bad_action 2
@@ -67,3 +68,4 @@ kiln_cli_test(build_bad_target 2 "-DSTDERR_REGEX=--targets: .*'gfx9999'.*known: 
   -P ${KILN_CLI_EXPECT} -- build --targets sm_90,gfx9999 --out ${PROJECT_BINARY_DIR}/tests/aot)
 kiln_cli_test(build_needs_targets 2 "-DSTDERR_REGEX=--targets is required"
   -P ${KILN_CLI_EXPECT} -- build --out ${PROJECT_BINARY_DIR}/tests/aot)
+endif()

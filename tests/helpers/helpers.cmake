@@ -14,14 +14,14 @@ if(TARGET test_lock)
 endif()
 
 # The kernel-cache tests race several of these processes on one cache entry.
-add_executable(cache_worker ${CMAKE_CURRENT_LIST_DIR}/cache_worker.c)
-target_include_directories(cache_worker PRIVATE ${PROJECT_SOURCE_DIR}/include
-  ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
-target_compile_options(cache_worker PRIVATE ${KILN_WARNINGS})
-target_link_libraries(cache_worker PRIVATE kiln_static)
-set_target_properties(cache_worker PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
-
 if(TARGET test_cache)
+  add_executable(cache_worker ${CMAKE_CURRENT_LIST_DIR}/cache_worker.c)
+  target_include_directories(cache_worker PRIVATE ${PROJECT_SOURCE_DIR}/include
+  ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
+  target_compile_options(cache_worker PRIVATE ${KILN_WARNINGS})
+  target_link_libraries(cache_worker PRIVATE kiln_static)
+  set_target_properties(cache_worker PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+
   add_dependencies(test_cache cache_worker)
   target_include_directories(test_cache PRIVATE ${CMAKE_CURRENT_LIST_DIR})
   target_compile_definitions(test_cache PRIVATE KILN_CACHE_WORKER="$<TARGET_FILE:cache_worker>")
