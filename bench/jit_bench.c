@@ -173,9 +173,9 @@ int main(int argc, char **argv)
     }
 
     kiln_gpu_info info;
-    void *dev = NULL;
+    kiln_gpu_device *dev = NULL;
     memset(&info, 0, sizeof info);
-    if (drv->load() == KILN_OK && drv->open(0, &info, &dev) == KILN_OK) {
+    if (drv->load() == KILN_OK && kiln_gpu_open(drv, 0, &info, &dev) == KILN_OK) {
         if (!target) target = info.target;
     } else {
         printf("no %s device (%s): measuring compiles only\n", drv->name, kiln_last_error());
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
     }
     const kiln_target *t = kiln_target_find(target);
     char version[32] = "";
-    if (!t || drv->compiler_version(version, sizeof version) != KILN_OK) {
+    if (!t || kiln_gpu_compiler_version(drv, version, sizeof version) != KILN_OK) {
         fprintf(stderr, "jit_bench: %s\n", t ? kiln_last_error() : "unknown target");
         return 1;
     }
@@ -258,11 +258,11 @@ int main(int argc, char **argv)
             st = kiln_gpu_variant_image(drv, target, version, &vars[i], &image, &len, &origin);
             samples[k] = ms_since(t0);
             if (st == KILN_OK && dev) {
-                st = drv->module_load(dev, image, len, &module);
+                st = kiln_gpu_module_load(dev, image, len, &module);
                 if (st == KILN_OK)
-                    st = drv->function(module, kiln_gpu_variant_kernel(&vars[i]), &fn);
+                    st = kiln_gpu_function(dev, module, kiln_gpu_variant_kernel(&vars[i]), &fn);
                 samples[reps + k] = ms_since(t0);
-                if (module) drv->module_unload(dev, module);
+                if (module) kiln_gpu_module_unload(dev, module);
             }
             free(image);
             if (st != KILN_OK || origin != KILN_CACHE_HIT) {
@@ -318,7 +318,7 @@ int main(int argc, char **argv)
         fprintf(f, "\n}\n");
         fclose(f);
     }
-    if (dev) drv->close(dev);
+    kiln_gpu_close(dev);
     free(vars);
     free(rows);
     free(samples);

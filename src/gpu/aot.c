@@ -168,7 +168,7 @@ static kiln_status compile_job(aot_build *b, aot_job *j, void **image, size_t *l
     if (j->t->vendor == KILN_VENDOR_NVIDIA || !b->clang[0]) {
         const kiln_gpu_driver *drv;
         KILN_FORWARD(driver_for(j->t->vendor, &drv));
-        return drv->compile(text, name, j->t->compile_arch, defs.ptr, nd, image, len);
+        return kiln_gpu_compile(drv, text, name, j->t->compile_arch, defs.ptr, nd, image, len);
     }
     {
         char src_dir[PATH_CAP], src[PATH_CAP], tdir[PATH_CAP], tmp[PATH_CAP], err[512];

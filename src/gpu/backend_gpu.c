@@ -37,7 +37,7 @@ typedef struct gpu_workspace {
 
 typedef struct gpu_state {
     const kiln_gpu_driver *drv;
-    void *dev;
+    kiln_gpu_device *dev;
     kiln_gpu_info info;
     kiln_mutex *mutex; /* guards kernels and workspaces */
     gpu_kernel *kernels;
@@ -60,7 +60,8 @@ typedef struct compile_job {
 static kiln_status compile_cb(void *user, void **image, size_t *len)
 {
     compile_job *j = user;
-    return j->drv->compile(j->source, j->file, j->arch, j->options, j->num_options, image, len);
+    return kiln_gpu_compile(j->drv, j->source, j->file, j->arch, j->options, j->num_options, image,
+                            len);
 }
 
 kiln_status kiln_gpu_variant_image(const kiln_gpu_driver *drv, const char *target,
@@ -117,7 +118,7 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn
     /* A code object shipped for this exact target comes first; one the driver refuses
      * (built by a newer compiler, say) is compiled again rather than failing the call. */
     if (kiln_aot_load(s->info.target, key, &image, &len) == KILN_OK) {
-        st = s->drv->module_load(s->dev, image, len, &module);
+        st = kiln_gpu_module_load(s->dev, image, len, &module);
         free(image);
         image = NULL;
         if (st != KILN_OK)
@@ -127,7 +128,7 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn
     }
     if (st != KILN_OK) {
         char version[32] = "";
-        if (s->drv->compiler_version(version, sizeof version) != KILN_OK) {
+        if (kiln_gpu_compiler_version(s->drv, version, sizeof version) != KILN_OK) {
             char shipped[512], why[1024];
             snprintf(why, sizeof why, "%s", kiln_last_error()); /* kiln_fail rewrites it */
             kiln_aot_targets(shipped, sizeof shipped);
@@ -138,13 +139,13 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn
         }
         KILN_FORWARD(
             kiln_gpu_variant_image(s->drv, s->info.target, version, v, &image, &len, NULL));
-        st = s->drv->module_load(s->dev, image, len, &module);
+        st = kiln_gpu_module_load(s->dev, image, len, &module);
         free(image);
         KILN_FORWARD(st);
     }
-    st = s->drv->function(module, kiln_gpu_variant_kernel(v), &f);
+    st = kiln_gpu_function(s->dev, module, kiln_gpu_variant_kernel(v), &f);
     if (st != KILN_OK) {
-        s->drv->module_unload(s->dev, module);
+        kiln_gpu_module_unload(s->dev, module);
         return st;
     }
     gpu_kernel *k = &s->kernels[s->num_kernels++];
@@ -166,7 +167,7 @@ static kiln_status gpu_init(const kiln_gpu_driver *drv, int device, void **state
                  drv->name);
     s->drv = drv;
     s->mutex = kiln_mutex_create();
-    kiln_status st = s->mutex ? drv->open(device, &s->info, &s->dev)
+    kiln_status st = s->mutex ? kiln_gpu_open(drv, device, &s->info, &s->dev)
                               : kiln_fail(KILN_OUT_OF_MEMORY, "cannot create a mutex");
     if (st != KILN_OK) {
         kiln_mutex_free(s->mutex);
@@ -182,11 +183,11 @@ static void gpu_free(void *state)
     gpu_state *s = state;
     if (!s) return;
     for (size_t i = 0; i < s->num_kernels; i++)
-        s->drv->module_unload(s->dev, s->kernels[i].module);
+        kiln_gpu_module_unload(s->dev, s->kernels[i].module);
     for (int i = 0; i < GPU_WORKSPACE_SLOTS; i++)
-        if (s->workspaces[i].buf) s->drv->mem_free(s->dev, s->workspaces[i].buf);
+        if (s->workspaces[i].buf) kiln_gpu_mem_free(s->dev, s->workspaces[i].buf);
     free(s->kernels);
-    s->drv->close(s->dev);
+    kiln_gpu_close(s->dev);
     kiln_mutex_free(s->mutex);
     free(s);
 }
@@ -246,9 +247,9 @@ static kiln_status workspace_for(gpu_state *s, void *stream, size_t bytes, void 
         if (!s->workspaces[i].buf) w = &s->workspaces[i];
     if (!w) w = &s->workspaces[s->next_evict++ % GPU_WORKSPACE_SLOTS];
     if (w->stream != stream || w->bytes < bytes) {
-        if (w->buf) s->drv->mem_free(s->dev, w->buf);
+        if (w->buf) kiln_gpu_mem_free(s->dev, w->buf);
         w->stream = stream;
-        w->buf = s->drv->mem_alloc(s->dev, bytes);
+        w->buf = kiln_gpu_mem_alloc(s->dev, bytes);
         w->bytes = w->buf ? bytes : 0;
         KILN_FAIL_IF(!w->buf, KILN_OUT_OF_MEMORY,
                      "cannot allocate %lu MiB of split-KV workspace on %s device %d",
@@ -266,11 +267,12 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     unsigned grid[3], block[3];
     void *fn = NULL, *combine = NULL, *ws = NULL;
     int32_t splits = p->num_splits < 1 ? 1 : p->num_splits;
+    kiln_gpu_saved saved;
     kiln_status st;
 
     KILN_FORWARD(kiln_gpu_variant_for_attn_on(p, kiln_target_find(s->info.target), &v));
     if (splits > 1) KILN_FORWARD(kiln_gpu_variant_for_combine(p->dtype, p->head_dim, &vc));
-    KILN_FORWARD(s->drv->make_current(s->dev));
+    KILN_FORWARD(kiln_gpu_enter(s->dev, &saved));
 
     kiln_mutex_lock(s->mutex);
     st = kernel_for(s, &v, &fn);
@@ -290,14 +292,15 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     }
     if (st == KILN_OK && !grid_empty(grid)) {
         void *args[] = {&a};
-        st = s->drv->launch(fn, grid, block, 0, p->stream, args);
+        st = kiln_gpu_launch(s->dev, fn, grid, block, 0, p->stream, args);
         if (st == KILN_OK && splits > 1) {
             st = kiln_gpu_combine_grid(&a, grid, block);
             if (st == KILN_OK && !grid_empty(grid))
-                st = s->drv->launch(combine, grid, block, 0, p->stream, args);
+                st = kiln_gpu_launch(s->dev, combine, grid, block, 0, p->stream, args);
         }
     }
     kiln_mutex_unlock(s->mutex);
+    kiln_gpu_leave(s->dev, &saved);
     KILN_FORWARD(st);
     report_fill(s, &v, splits, report);
     return KILN_OK;
@@ -311,9 +314,9 @@ static kiln_status gpu_act_and_mul(void *state, const kiln_act_problem *p,
     kiln_act_args a;
     unsigned grid[3], block[3];
     void *fn = NULL;
+    kiln_gpu_saved saved;
 
     KILN_FORWARD(kiln_gpu_variant_for_act(p->act, p->dtype, &v));
-    KILN_FORWARD(s->drv->make_current(s->dev));
     kiln_mutex_lock(s->mutex);
     kiln_status st = kernel_for(s, &v, &fn);
     kiln_mutex_unlock(s->mutex);
@@ -322,7 +325,10 @@ static kiln_status gpu_act_and_mul(void *state, const kiln_act_problem *p,
     KILN_FORWARD(kiln_gpu_act_grid(&a, grid, block));
     if (!grid_empty(grid)) {
         void *args[] = {&a};
-        KILN_FORWARD(s->drv->launch(fn, grid, block, 0, p->stream, args));
+        KILN_FORWARD(kiln_gpu_enter(s->dev, &saved));
+        st = kiln_gpu_launch(s->dev, fn, grid, block, 0, p->stream, args);
+        kiln_gpu_leave(s->dev, &saved);
+        KILN_FORWARD(st);
     }
     report_fill(s, &v, 1, report);
     return KILN_OK;
@@ -362,26 +368,26 @@ static void gpu_describe(void *state, kiln_json *j)
 static void *gpu_mem_alloc(void *state, size_t bytes)
 {
     gpu_state *s = state;
-    return s->drv->mem_alloc(s->dev, bytes);
+    return kiln_gpu_mem_alloc(s->dev, bytes);
 }
 
 static void gpu_mem_free(void *state, void *ptr)
 {
     gpu_state *s = state;
-    s->drv->mem_free(s->dev, ptr);
+    kiln_gpu_mem_free(s->dev, ptr);
 }
 
 static kiln_status gpu_mem_copy(void *state, void *dst, const void *src, size_t bytes,
                                 int to_device)
 {
     gpu_state *s = state;
-    return s->drv->mem_copy(s->dev, dst, src, bytes, to_device);
+    return kiln_gpu_mem_copy(s->dev, dst, src, bytes, to_device);
 }
 
 static kiln_status gpu_synchronize(void *state, void *stream)
 {
     gpu_state *s = state;
-    return s->drv->synchronize(s->dev, stream);
+    return kiln_gpu_synchronize(s->dev, stream);
 }
 
 /* What kiln_info_json() shows whatever the device: the target table and the code objects
@@ -399,14 +405,13 @@ static void gpu_describe_build(kiln_json *j)
 static void gpu_probe(const kiln_gpu_driver *drv, kiln_backend_probe *out)
 {
     int count = 0;
-    if (drv->load() != KILN_OK) return;
-    if (drv->device_count(&count) != KILN_OK || count <= 0) return;
+    if (kiln_gpu_device_count(drv, &count) != KILN_OK || count <= 0) return;
     out->devices = count;
     kiln_gpu_info info;
-    void *dev = NULL;
-    if (drv->open(0, &info, &dev) == KILN_OK) {
+    kiln_gpu_device *dev = NULL;
+    if (kiln_gpu_open(drv, 0, &info, &dev) == KILN_OK) {
         snprintf(out->target, sizeof out->target, "%s", info.target);
-        drv->close(dev);
+        kiln_gpu_close(dev);
         out->code_shipped = kiln_gpu_aot_ships(out->target);
     }
 }
@@ -428,9 +433,9 @@ static kiln_status cuda_init(int device, void **state)
     return gpu_init(kiln_cuda_driver(), device, state);
 }
 static void cuda_probe(kiln_backend_probe *out) { gpu_probe(kiln_cuda_driver(), out); }
-const kiln_backend_iface kiln_cuda_backend =
-    KILN_GPU_BACKEND(KILN_BACKEND_CUDA, "cuda", "NVIDIA GPUs: CUDA driver and NVRTC, loaded at run time",
-                     cuda_init, cuda_probe);
+const kiln_backend_iface kiln_cuda_backend = KILN_GPU_BACKEND(
+    KILN_BACKEND_CUDA, "cuda", "NVIDIA GPUs: CUDA driver and NVRTC, loaded at run time", cuda_init,
+    cuda_probe);
 #endif
 
 #if KILN_WITH_HIP
@@ -440,8 +445,8 @@ static kiln_status hip_init(int device, void **state)
 }
 static void hip_probe(kiln_backend_probe *out) { gpu_probe(kiln_hip_driver(), out); }
 const kiln_backend_iface kiln_hip_backend =
-    KILN_GPU_BACKEND(KILN_BACKEND_HIP, "hip", "AMD GPUs: HIP runtime and hipRTC, loaded at run time",
-                     hip_init, hip_probe);
+    KILN_GPU_BACKEND(KILN_BACKEND_HIP, "hip",
+                     "AMD GPUs: HIP runtime and hipRTC, loaded at run time", hip_init, hip_probe);
 #endif
 
 /* ---- kiln cache warm ------------------------------------------------------------------ */
@@ -457,17 +462,17 @@ kiln_status kiln_cache_warm(kiln_backend backend, int device, const char *target
                  kiln_backend_name(backend));
     if (!target) {
         kiln_gpu_info info;
-        void *dev = NULL;
+        kiln_gpu_device *dev = NULL;
         KILN_FORWARD(drv->load());
-        KILN_FORWARD(drv->open(device, &info, &dev));
-        drv->close(dev);
+        KILN_FORWARD(kiln_gpu_open(drv, device, &info, &dev));
+        kiln_gpu_close(dev);
         snprintf(name, sizeof name, "%s", info.target);
         target = name;
     }
     const kiln_target *t = kiln_target_find(target);
     KILN_FAIL_IF(!t, KILN_INVALID_ARGUMENT, "unknown target '%s'", target);
     KILN_FORWARD(drv->load_compiler());
-    KILN_FORWARD(drv->compiler_version(version, sizeof version));
+    KILN_FORWARD(kiln_gpu_compiler_version(drv, version, sizeof version));
 
     size_t total = kiln_gpu_variant_list(t, NULL, 0);
     kiln_gpu_variant *all = malloc((total ? total : 1) * sizeof *all);

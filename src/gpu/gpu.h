@@ -1,8 +1,9 @@
 /*
  * The vendor-neutral face of a GPU driver. src/gpu/cuda/ (CUDA driver + NVRTC) and
- * src/gpu/hip/ (HIP runtime + hipRTC) each fill one kiln_gpu_driver; the backend logic in
- * src/gpu/backend_gpu.c (device state, variant choice, JIT through the cache, launches) is
- * written once against it.
+ * src/gpu/hip/ (HIP runtime + hipRTC) each fill one kiln_gpu_driver: how to load the
+ * libraries, open and describe a device, and the names of their entry points. The rest is
+ * written once: src/gpu/driver.c over the entry points, src/gpu/backend_gpu.c (device
+ * state, variant choice, JIT through the cache, launches) over driver.c.
  *
  * Every function that returns kiln_status sets kiln_last_error() on failure via kiln_fail().
  */
@@ -13,7 +14,11 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "error.h"
 #include "kiln.h"
+#include "platform/platform.h"
+
+typedef struct kiln_gpu_driver kiln_gpu_driver;
 
 /* What the driver says about one device, for dispatch and for kiln_info_json(). */
 typedef struct kiln_gpu_info {
@@ -47,50 +52,169 @@ typedef struct kiln_gpu_info {
     char pci_bus_id[32];          /* "0000:19:00.0" */
 } kiln_gpu_info;
 
-typedef struct kiln_gpu_driver {
+/* ---- the per-vendor table --------------------------------------------------------------
+ *
+ * CUDA's driver API and HIP's module API agree in meaning and in C signature for
+ * everything kiln does once a device is open, and so do NVRTC and hipRTC. Each vendor
+ * therefore names its entry points for two shared tables (X-macros below, filled from its
+ * libraries at load time), and one implementation above them (driver.c) compiles, loads
+ * modules, looks up functions, launches, allocates, copies and synchronizes for both.
+ * Device pointers are void * in these signatures: CUDA's CUdeviceptr is a 64-bit integer,
+ * passed exactly like a pointer on the 64-bit hosts kiln supports. */
+
+/* X(name, parameters) of the driver entry points both vendors have. */
+#define KILN_GPU_ENTRIES(X)                                                                   \
+    X(module_load, (void **module, const void *image))                                        \
+    X(module_unload, (void *module))                                                          \
+    X(module_function, (void **fn, void *module, const char *name))                           \
+    X(launch, (void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,     \
+               unsigned bz, unsigned smem, void *stream, void **params, void **extra))        \
+    X(mem_alloc, (void **ptr, size_t bytes))                                                  \
+    X(mem_free, (void *ptr))                                                                  \
+    X(copy_htod, (void *dst, const void *src, size_t bytes))                                  \
+    X(copy_dtoh, (void *dst, const void *src, size_t bytes))                                  \
+    X(stream_sync, (void *stream))                                                            \
+    X(device_count, (int *count))
+
+/* X(name, parameters) of the runtime compiler (NVRTC, hipRTC). error_string returns text,
+ * the others a status (0 = success). */
+#define KILN_RTC_ENTRIES(X)                                                                   \
+    X(version, (int *major, int *minor))                                                      \
+    X(create, (void **prog, const char *src, const char *name, int num_headers,              \
+               const char *const *headers, const char *const *include_names))                 \
+    X(destroy, (void **prog))                                                                 \
+    X(compile, (void *prog, int num_options, const char *const *options))                     \
+    X(log_size, (void *prog, size_t *size))                                                   \
+    X(log, (void *prog, char *log))                                                           \
+    X(code_size, (void *prog, size_t *size))                                                  \
+    X(code, (void *prog, char *code))
+
+#define KILN_GPU_ENTRY_FIELD_(name, params) int (*name) params;
+#define KILN_GPU_ENTRY_SLOT_(name, params) KILN_GPU_SLOT_##name,
+typedef struct kiln_gpu_entries {
+    KILN_GPU_ENTRIES(KILN_GPU_ENTRY_FIELD_)
+} kiln_gpu_entries;
+typedef struct kiln_rtc_entries {
+    KILN_RTC_ENTRIES(KILN_GPU_ENTRY_FIELD_)
+    const char *(*error_string)(int result);
+} kiln_rtc_entries;
+enum { KILN_GPU_ENTRIES(KILN_GPU_ENTRY_SLOT_) KILN_GPU_ENTRY_COUNT };
+enum { KILN_RTC_ENTRIES(KILN_GPU_ENTRY_SLOT_) KILN_GPU_SLOT_error_string, KILN_RTC_ENTRY_COUNT };
+
+typedef struct kiln_gpu_device kiln_gpu_device;
+
+struct kiln_gpu_driver {
     kiln_backend kind;
-    const char *name;     /* "cuda", "hip" */
-    const char *compiler; /* "nvrtc", "hiprtc" */
+    const char *name;      /* "cuda", "hip" */
+    const char *compiler;  /* "nvrtc", "hiprtc" */
+    const char *compiler_label; /* "NVRTC", "hipRTC" (messages) */
+    const char *arch_option;    /* "--gpu-architecture=", "--offload-arch=" */
+    const char *image_label;    /* "cubin", "code object" */
+
+    /* Entry point names, in the order of KILN_GPU_ENTRIES and KILN_RTC_ENTRIES (then
+     * error_string). */
+    const char *const *entry_names;
+    const char *const *rtc_names;
+    /* The tables those names fill: api when load() succeeded, rtc when load_compiler()
+     * did. */
+    kiln_gpu_entries *api;
+    kiln_rtc_entries *rtc;
 
     /* Loads the driver library once per process (thread-safe); KILN_BACKEND_UNAVAILABLE
      * naming every file looked for and the loader's text when it cannot. */
     kiln_status (*load)(void);
     /* Loads the runtime compiler once per process; same failure rules. */
     kiln_status (*load_compiler)(void);
-    /* "13.0": the loaded compiler's version (loads it first). */
-    kiln_status (*compiler_version)(char *buf, size_t cap);
-    kiln_status (*device_count)(int *count);
+    /* Fills *dev (ctx, handle; drv and ordinal are set) and describes the device. CUDA
+     * retains the primary context, the one PyTorch uses, so pointers are shared. The
+     * compiler is optional here: its fields in *info stay empty when it does not load. */
+    kiln_status (*open)(kiln_gpu_device *dev, kiln_gpu_info *info);
+    void (*close)(kiln_gpu_device *dev);
 
-    /* Opens device ordinal (CUDA: retains the primary context, the one PyTorch uses, so
-     * pointers are shared) and describes it. The compiler is optional at this point: its
-     * fields in *info stay empty when it does not load. */
-    kiln_status (*open)(int ordinal, kiln_gpu_info *info, void **dev);
-    void (*close)(void *dev);
-    /* Makes dev current on the calling thread (cheap when it already is). */
-    kiln_status (*make_current)(void *dev);
+    /* The calling thread's current context (CUDA) or device (HIP, as ordinal + 1). */
+    int (*current_get)(void **ctx);
+    int (*current_set)(void *ctx);
+    /* The driver's name and description of a status. */
+    void (*error_text)(int result, const char **name, const char **text);
+    /* Attribute number for a kernel's dynamic shared memory limit (0: no opt-in exists,
+     * every kernel may use all the workgroup's memory, as on AMD). */
+    int smem_optin_attribute;
+    int (*func_set_attribute)(void *fn, int attribute, int value);
+};
 
-    /* Compiles source for arch (a target name, possibly with a feature suffix such as
-     * sm_90a) with extra options; *image is malloc'd. KILN_COMPILE_ERROR carries the log. */
-    kiln_status (*compile)(const char *source, const char *program_name, const char *arch,
-                           const char *const *options, int num_options, void **image,
-                           size_t *image_len);
+/* A vendor's table from its functions, named <prefix>_load, _load_compiler, _open, _close,
+ * _current_get, _current_set, _error_text, and its static entry_names, rtc_names, shared
+ * and rtc. */
+#define KILN_GPU_DRIVER_TABLE(prefix, kind_, name_, compiler_, label_, arch_option_, image_,    \
+                              smem_attribute_, set_attribute_)                                 \
+    {                                                                                          \
+        .kind = kind_, .name = name_, .compiler = compiler_, .compiler_label = label_,         \
+        .arch_option = arch_option_, .image_label = image_, .entry_names = entry_names,        \
+        .rtc_names = rtc_names, .api = &shared, .rtc = &rtc, .load = prefix##_load,            \
+        .load_compiler = prefix##_load_compiler, .open = prefix##_open,                        \
+        .close = prefix##_close, .current_get = prefix##_current_get,                          \
+        .current_set = prefix##_current_set, .error_text = prefix##_error_text,                \
+        .smem_optin_attribute = smem_attribute_, .func_set_attribute = set_attribute_,        \
+    }
 
-    kiln_status (*module_load)(void *dev, const void *image, size_t len, void **module);
-    void (*module_unload)(void *dev, void *module);
-    kiln_status (*function)(void *module, const char *name, void **fn);
-    /* Lets fn use up to bytes of dynamic shared memory (opt-in above the default). */
-    kiln_status (*function_set_smem)(void *fn, int bytes);
+/* An open device. */
+struct kiln_gpu_device {
+    const kiln_gpu_driver *drv;
+    void *ctx;   /* what drv->current_set makes current */
+    int ordinal;
+    int handle;  /* the driver's device handle (CUdevice) */
+};
 
-    /* Queues fn on stream (NULL = default stream); never synchronizes. */
-    kiln_status (*launch)(void *fn, const unsigned grid[3], const unsigned block[3],
-                          unsigned smem_bytes, void *stream, void **args);
+/* ---- the shared implementation (driver.c) ------------------------------------------- */
 
-    void *(*mem_alloc)(void *dev, size_t bytes);
-    void (*mem_free)(void *dev, void *ptr);
-    kiln_status (*mem_copy)(void *dev, void *dst, const void *src, size_t bytes,
-                            int to_device);
-    kiln_status (*synchronize)(void *dev, void *stream);
-} kiln_gpu_driver;
+/* Devices the driver reports (loads it first). */
+kiln_status kiln_gpu_device_count(const kiln_gpu_driver *drv, int *count);
+kiln_status kiln_gpu_open(const kiln_gpu_driver *drv, int ordinal, kiln_gpu_info *info,
+                          kiln_gpu_device **dev);
+void kiln_gpu_close(kiln_gpu_device *dev); /* NULL accepted */
+
+/* "13.0": the loaded compiler's version (loads it first). */
+kiln_status kiln_gpu_compiler_version(const kiln_gpu_driver *drv, char *buf, size_t cap);
+/* Compiles source for arch (a target name, possibly with a feature suffix such as sm_90a)
+ * with extra options; *image is malloc'd. KILN_COMPILE_ERROR carries the log. */
+kiln_status kiln_gpu_compile(const kiln_gpu_driver *drv, const char *source,
+                             const char *program_name, const char *arch,
+                             const char *const *options, int num_options, void **image,
+                             size_t *image_len);
+
+/* Makes dev current on the calling thread, remembering what was; kiln_gpu_leave puts that
+ * back. Every call below that needs a current device brackets itself with the two, so a
+ * caller's current context (CUDA) or device (HIP) is the same after any kiln call. */
+typedef struct kiln_gpu_saved {
+    void *prev;
+    int switched;
+} kiln_gpu_saved;
+kiln_status kiln_gpu_enter(kiln_gpu_device *dev, kiln_gpu_saved *saved);
+void kiln_gpu_leave(kiln_gpu_device *dev, const kiln_gpu_saved *saved);
+
+kiln_status kiln_gpu_module_load(kiln_gpu_device *dev, const void *image, size_t len,
+                                 void **module);
+void kiln_gpu_module_unload(kiln_gpu_device *dev, void *module);
+kiln_status kiln_gpu_function(kiln_gpu_device *dev, void *module, const char *name,
+                              void **fn);
+/* Lets fn use up to bytes of dynamic shared memory: needed on NVIDIA above 48 KiB, a no-op
+ * where the vendor has no opt-in. */
+kiln_status kiln_gpu_function_smem(kiln_gpu_device *dev, void *fn, unsigned bytes);
+/* Queues fn on stream (NULL = default stream); never synchronizes. The caller has entered
+ * dev (kiln_gpu_enter). */
+kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[3],
+                            const unsigned block[3], unsigned smem_bytes, void *stream,
+                            void **args);
+void *kiln_gpu_mem_alloc(kiln_gpu_device *dev, size_t bytes);
+void kiln_gpu_mem_free(kiln_gpu_device *dev, void *ptr);
+/* to_device nonzero: host src -> device dst; zero: device src -> host dst. Synchronous. */
+kiln_status kiln_gpu_mem_copy(kiln_gpu_device *dev, void *dst, const void *src, size_t bytes,
+                              int to_device);
+kiln_status kiln_gpu_synchronize(kiln_gpu_device *dev, void *stream);
+
+/* "<what> failed: <name> (<code>: <text>)" with the driver's words for result. */
+kiln_status kiln_gpu_fail(const kiln_gpu_driver *drv, kiln_status status, int result,
+                          const char *what);
 
 /* Defined only in builds with that backend (KILN_WITH_CUDA, KILN_WITH_HIP). */
 const kiln_gpu_driver *kiln_cuda_driver(void);
@@ -99,7 +223,7 @@ const kiln_gpu_driver *kiln_hip_driver(void);
 const kiln_gpu_driver *kiln_gpu_driver_for(kiln_backend kind);
 
 /* The code object of a variant for target, from the JIT cache or compiled with drv's
- * runtime compiler (compiler_version as drv->compiler_version gives it). *image is
+ * runtime compiler (compiler_version as kiln_gpu_compiler_version gives it). *image is
  * malloc'd. No device is needed. Implemented in backend_gpu.c. */
 struct kiln_gpu_variant;
 kiln_status kiln_gpu_variant_image(const kiln_gpu_driver *drv, const char *target,
@@ -127,6 +251,61 @@ kiln_dl *kiln_gpu_dl_open_first(const char *override_var, const char *const *nam
  * of the first missing one. */
 const char *kiln_gpu_dl_bind(kiln_dl *lib, void *table, const kiln_gpu_symbol *symbols,
                              size_t n);
+/* Fills a table of n function pointers from lib by names[i] (every one required); same
+ * result as kiln_gpu_dl_bind. */
+const char *kiln_gpu_dl_bind_names(kiln_dl *lib, void *table, const char *const *names,
+                                   size_t n);
+/* One library's process-wide load state: filled once under once, read-only afterwards;
+ * loaded unless a failure was recorded. */
+typedef struct kiln_gpu_lib {
+    kiln_once once;
+    kiln_status status;
+    char message[4096];
+} kiln_gpu_lib;
+/* Records why the library did not load (status KILN_BACKEND_UNAVAILABLE). */
+void kiln_gpu_lib_fail(kiln_gpu_lib *lib, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(KILN_PRINTF_FORMAT, 2, 3)))
+#endif
+    ;
+/* How one library is found and bound (kiln_gpu_lib_open). */
+typedef struct kiln_gpu_lib_spec {
+    const char *what;         /* "the CUDA driver", for messages */
+    const char *override_var; /* "KILN_CUDA_DRIVER_PATH": when set, only its value is tried */
+    const char *advice;       /* what to do when no file loads */
+    const char *too_old;      /* why a missing symbol matters ("" when nothing to add) */
+    void *table;              /* the vendor's own symbols (NULL: none) */
+    const kiln_gpu_symbol *symbols;
+    size_t num_symbols;
+    void *entries;            /* a shared table (kiln_gpu_entries, kiln_rtc_entries) */
+    const char *const *entry_names;
+    size_t num_entries;
+} kiln_gpu_lib_spec;
+/* Candidate files for kiln_gpu_lib_open, formatted in place; names past the room are
+ * dropped. */
+typedef struct kiln_gpu_names {
+    char text[24][600];
+    const char *list[24];
+    int n;
+} kiln_gpu_names;
+void kiln_gpu_names_add(kiln_gpu_names *names, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(KILN_PRINTF_FORMAT, 2, 3)))
+#endif
+    ;
+/* Opens the first of names[] that loads and fills both tables from it. On failure records
+ * in lib "<what> could not be loaded; looked for: <files and loader text>. <advice>" or
+ * "<what> <path> lacks <symbol>: <too_old>" and returns NULL. */
+kiln_dl *kiln_gpu_lib_open(kiln_gpu_lib *lib, const kiln_gpu_lib_spec *spec,
+                           const char *const *names, int n);
+/* Records "<call> failed in <path>: <driver's words>" for a failed first call (cuInit). */
+void kiln_gpu_lib_fail_call(kiln_gpu_lib *lib, const kiln_gpu_driver *drv, int result,
+                            const char *call, kiln_dl *dl);
+
+/* Runs load once per process, then: KILN_OK when it recorded no failure, else that failure
+ * with its message. */
+kiln_status kiln_gpu_lib_ready(kiln_gpu_lib *lib, void (*load)(void));
+
 /* 1 when running on Windows (library names differ). */
 int kiln_gpu_is_windows(void);
 

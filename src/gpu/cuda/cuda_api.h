@@ -1,10 +1,12 @@
 /*
- * The parts of the CUDA driver API and NVRTC that kiln uses, declared here so no CUDA
- * header or library is needed to build: both libraries are loaded at run time. Values are
- * the documented ones from cuda.h / nvrtc.h (CUDA 12 and 13 agree on all of them).
+ * The parts of the CUDA driver API that only the CUDA side uses (loading, describing a
+ * device, its context), declared here so no CUDA header or library is needed to build:
+ * the driver is loaded at run time. Values are the documented ones from cuda.h (CUDA 12
+ * and 13 agree on all of them). The entry points CUDA shares with HIP (modules, launches,
+ * memory) and NVRTC's are named in cuda_driver.c for the shared tables of src/gpu/gpu.h.
  *
- * Each library's entry points are listed once (X-macro) and expanded into a struct of
- * function pointers and into the table that fills it.
+ * The entry points are listed once (X-macro) and expanded into a struct of function
+ * pointers and into the table that fills it.
  */
 #ifndef KILN_GPU_CUDA_API_H
 #define KILN_GPU_CUDA_API_H
@@ -49,7 +51,6 @@ enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
     X(CUresult, cuDriverGetVersion, (int *version), 1)                                       \
     X(CUresult, cuGetErrorString, (CUresult err, const char **text), 1)                      \
     X(CUresult, cuGetErrorName, (CUresult err, const char **text), 1)                        \
-    X(CUresult, cuDeviceGetCount, (int *count), 1)                                           \
     X(CUresult, cuDeviceGet, (CUdevice *dev, int ordinal), 1)                                \
     X(CUresult, cuDeviceGetName, (char *name, int len, CUdevice dev), 1)                     \
     X(CUresult, cuDeviceGetAttribute, (int *value, int attribute, CUdevice dev), 1)          \
@@ -58,47 +59,12 @@ enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
     X(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice dev), 1)                             \
     X(CUresult, cuCtxGetCurrent, (CUcontext *ctx), 1)                                        \
     X(CUresult, cuCtxSetCurrent, (CUcontext ctx), 1)                                         \
-    X(CUresult, cuCtxSynchronize, (void), 1)                                                 \
-    X(CUresult, cuModuleLoadData, (CUmodule *mod, const void *image), 1)                     \
-    X(CUresult, cuModuleUnload, (CUmodule mod), 1)                                           \
-    X(CUresult, cuModuleGetFunction, (CUfunction *fn, CUmodule mod, const char *name), 1)   \
-    X(CUresult, cuFuncSetAttribute, (CUfunction fn, int attribute, int value), 1)            \
-    X(CUresult, cuLaunchKernel,                                                              \
-      (CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,       \
-       unsigned bz, unsigned smem, CUstream stream, void **params, void **extra),            \
-      1)                                                                                     \
-    X(CUresult, cuMemAlloc_v2, (CUdeviceptr *ptr, size_t bytes), 1)                          \
-    X(CUresult, cuMemFree_v2, (CUdeviceptr ptr), 1)                                          \
-    X(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t bytes), 1)        \
-    X(CUresult, cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t bytes), 1)              \
-    X(CUresult, cuStreamSynchronize, (CUstream stream), 1)
-
-typedef int nvrtcResult; /* NVRTC_SUCCESS = 0, NVRTC_ERROR_COMPILATION = 6 */
-typedef struct _nvrtcProgram *nvrtcProgram;
-
-#define KILN_NVRTC_SYMBOLS(X)                                                                \
-    X(nvrtcResult, nvrtcVersion, (int *major, int *minor), 1)                                \
-    X(const char *, nvrtcGetErrorString, (nvrtcResult result), 1)                            \
-    X(nvrtcResult, nvrtcCreateProgram,                                                       \
-      (nvrtcProgram * prog, const char *src, const char *name, int num_headers,             \
-       const char *const *headers, const char *const *include_names),                        \
-      1)                                                                                     \
-    X(nvrtcResult, nvrtcDestroyProgram, (nvrtcProgram * prog), 1)                            \
-    X(nvrtcResult, nvrtcCompileProgram,                                                      \
-      (nvrtcProgram prog, int num_options, const char *const *options), 1)                   \
-    X(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram prog, size_t *size), 1)             \
-    X(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram prog, char *log), 1)                    \
-    X(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram prog, size_t *size), 1)                  \
-    X(nvrtcResult, nvrtcGetCUBIN, (nvrtcProgram prog, char *cubin), 1)
+    X(CUresult, cuFuncSetAttribute, (CUfunction fn, int attribute, int value), 1)
 
 #define KILN_API_FIELD_(ret, name, params, required) ret(*name) params;
 
 typedef struct kiln_cuda_api {
     KILN_CUDA_DRIVER_SYMBOLS(KILN_API_FIELD_)
 } kiln_cuda_api;
-
-typedef struct kiln_nvrtc_api {
-    KILN_NVRTC_SYMBOLS(KILN_API_FIELD_)
-} kiln_nvrtc_api;
 
 #endif

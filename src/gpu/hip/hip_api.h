@@ -1,6 +1,8 @@
 /*
- * The parts of the HIP runtime and hipRTC that kiln uses, declared here so no ROCm header
- * or library is needed to build: both are loaded at run time. Values and the layout of
+ * The parts of the HIP runtime that only the HIP side uses (loading, describing a device,
+ * choosing it), declared here so no ROCm header or library is needed to build: the runtime
+ * and hipRTC are loaded at run time; the entry points HIP shares with CUDA and hipRTC's are
+ * named in hip_driver.c for the shared tables of src/gpu/gpu.h. Values and the layout of
  * hipDeviceProp_tR0600 follow ROCm 6.0+ hip_runtime_api.h (the R0600 ABI, kept by ROCm 7).
  * ROCm 5 exports only the older property layout, so kiln requires HIP 6.0 or newer.
  *
@@ -74,50 +76,14 @@ typedef struct kiln_hip_device_prop {
     X(hipError_t, hipRuntimeGetVersion, (int *version), 1)                                   \
     X(const char *, hipGetErrorName, (hipError_t err), 1)                                    \
     X(const char *, hipGetErrorString, (hipError_t err), 1)                                  \
-    X(hipError_t, hipGetDeviceCount, (int *count), 1)                                        \
     X(hipError_t, hipGetDevicePropertiesR0600, (kiln_hip_device_prop * prop, int device), 1) \
     X(hipError_t, hipSetDevice, (int device), 1)                                             \
-    X(hipError_t, hipGetDevice, (int *device), 1)                                            \
-    X(hipError_t, hipModuleLoadData, (hipModule_t * mod, const void *image), 1)              \
-    X(hipError_t, hipModuleUnload, (hipModule_t mod), 1)                                     \
-    X(hipError_t, hipModuleGetFunction, (hipFunction_t * fn, hipModule_t mod, const char *n), \
-      1)                                                                                     \
-    X(hipError_t, hipModuleLaunchKernel,                                                     \
-      (hipFunction_t fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,    \
-       unsigned bz, unsigned smem, hipStream_t stream, void **params, void **extra),         \
-      1)                                                                                     \
-    X(hipError_t, hipMalloc, (void **ptr, size_t bytes), 1)                                  \
-    X(hipError_t, hipFree, (void *ptr), 1)                                                   \
-    X(hipError_t, hipMemcpyHtoD, (hipDeviceptr_t dst, const void *src, size_t bytes), 1)     \
-    X(hipError_t, hipMemcpyDtoH, (void *dst, hipDeviceptr_t src, size_t bytes), 1)           \
-    X(hipError_t, hipStreamSynchronize, (hipStream_t stream), 1)
-
-typedef int hiprtcResult; /* HIPRTC_SUCCESS = 0 */
-typedef struct _hiprtcProgram *hiprtcProgram;
-
-#define KILN_HIPRTC_SYMBOLS(X)                                                               \
-    X(hiprtcResult, hiprtcVersion, (int *major, int *minor), 1)                              \
-    X(const char *, hiprtcGetErrorString, (hiprtcResult result), 1)                          \
-    X(hiprtcResult, hiprtcCreateProgram,                                                     \
-      (hiprtcProgram * prog, const char *src, const char *name, int num_headers,            \
-       const char *const *headers, const char *const *include_names),                        \
-      1)                                                                                     \
-    X(hiprtcResult, hiprtcDestroyProgram, (hiprtcProgram * prog), 1)                         \
-    X(hiprtcResult, hiprtcCompileProgram,                                                    \
-      (hiprtcProgram prog, int num_options, const char *const *options), 1)                  \
-    X(hiprtcResult, hiprtcGetProgramLogSize, (hiprtcProgram prog, size_t *size), 1)          \
-    X(hiprtcResult, hiprtcGetProgramLog, (hiprtcProgram prog, char *log), 1)                 \
-    X(hiprtcResult, hiprtcGetCodeSize, (hiprtcProgram prog, size_t *size), 1)                \
-    X(hiprtcResult, hiprtcGetCode, (hiprtcProgram prog, char *code), 1)
+    X(hipError_t, hipGetDevice, (int *device), 1)
 
 #define KILN_HIP_API_FIELD_(ret, name, params, required) ret(*name) params;
 
 typedef struct kiln_hip_api {
     KILN_HIP_RUNTIME_SYMBOLS(KILN_HIP_API_FIELD_)
 } kiln_hip_api;
-
-typedef struct kiln_hiprtc_api {
-    KILN_HIPRTC_SYMBOLS(KILN_HIP_API_FIELD_)
-} kiln_hiprtc_api;
 
 #endif
