@@ -427,12 +427,19 @@ typedef struct clear_state {
 static int clear_one(const char *name, void *user)
 {
     clear_state *s = user;
-    char path[1600];
-    uint64_t owner = 0;
+    char path[1600], err[256];
     if (path_join(path, sizeof path, s->dir, name) != 0) return 0;
-    if (ends_with(name, LOCK_SUFFIX) && kiln_lock_owner(path, &owner) == 0 &&
-        kiln_process_alive(owner))
-        return 0;
+    if (ends_with(name, LOCK_SUFFIX)) {
+        /* A lock file goes only while this process holds it (releasing removes it), so
+         * one that a compiler has just taken is never pulled from under it. */
+        kiln_lock *lock = NULL;
+        if (kiln_lock_acquire(path, 0, &lock, err, sizeof err) != 0) return 0;
+        kiln_lock_release(lock);
+        if (!kiln_fs_exists(path)) {
+            s->removed++;
+            return 0;
+        }
+    }
     if (!ends_with(name, ENTRY_SUFFIX) && !ends_with(name, LOCK_SUFFIX) &&
         !strstr(name, ".tmp"))
         return 0;

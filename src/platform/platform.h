@@ -111,15 +111,18 @@ void kiln_process_free(kiln_child *child);
 char **kiln_process_utf8_args(int argc, char **argv);
 
 /* ---- file locks (lock.c) ------------------------------------------------------------ */
-/* A lock is a file created exclusively (O_EXCL / CREATE_NEW) holding the owner's process
- * id. A lock whose owner is no longer alive (kiln_process_alive) is stale and is broken.
+/* A lock is a file with a lock on it that the kernel holds for the owner (flock /
+ * LockFileEx) and drops when the owner closes it or dies; the file's text is the owner's
+ * process id, for people and tools (src/platform/lock.c, over lockfile.h).
  * kiln_lock_acquire waits up to timeout_ms (polling) and returns 0 when held, 1 on timeout,
  * -1 on error (err set). */
 typedef struct kiln_lock kiln_lock;
 int kiln_lock_acquire(const char *path, unsigned timeout_ms, kiln_lock **out, char *err,
                       size_t errcap);
 void kiln_lock_release(kiln_lock *lock); /* removes the file; NULL accepted */
-/* Reads the owner pid stored in a lock file; 0 on success. */
+/* The id of the process holding the lock at path: 0 with *pid set while someone holds it,
+ * -1 when nobody does (or there is no such file). The id is as the holder saw it: from
+ * another pid namespace it names no process here. */
 int kiln_lock_owner(const char *path, uint64_t *pid);
 
 #endif
