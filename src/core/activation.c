@@ -10,7 +10,7 @@ kiln_status kiln_act_and_mul(kiln_context *ctx, kiln_activation act, const kiln_
                              kiln_tensor *out, void *stream)
 {
     kiln_act_problem p;
-    kiln_dispatch report;
+    kiln_dispatch_note note;
     int r, i;
     kiln_error_clear();
     KILN_FAIL_IF(!ctx, KILN_INVALID_ARGUMENT, "ctx is NULL");
@@ -52,10 +52,8 @@ kiln_status kiln_act_and_mul(kiln_context *ctx, kiln_activation act, const kiln_
     p.out = out->data;
     p.stream = stream;
 
-    memset(&report, 0, sizeof report);
-    KILN_FORWARD(ctx->iface->act_and_mul(ctx->state, &p, &report));
-    report.backend = ctx->iface->kind;
-    kiln_dispatch_record(&report);
+    KILN_FORWARD(ctx->iface->act_and_mul(ctx->state, &p, &note));
+    kiln_dispatch_record(ctx->iface->kind, &note);
     return KILN_OK;
 }
 

@@ -184,7 +184,7 @@ static kiln_status finish(kiln_context *ctx, kiln_attn_problem *p,
                           const kiln_tensor *lse)
 {
     const kiln_tensor *a = &prm->alibi_slopes;
-    kiln_dispatch report;
+    kiln_dispatch_note note;
     size_t need;
     int i;
 
@@ -230,10 +230,8 @@ static kiln_status finish(kiln_context *ctx, kiln_attn_problem *p,
     p->workspace_size = prm->workspace_size;
     p->stream = prm->stream;
 
-    memset(&report, 0, sizeof report);
-    KILN_FORWARD(ctx->iface->attention(ctx->state, p, &report));
-    report.backend = ctx->iface->kind;
-    kiln_dispatch_record(&report);
+    KILN_FORWARD(ctx->iface->attention(ctx->state, p, &note));
+    kiln_dispatch_record(ctx->iface->kind, &note);
     return KILN_OK;
 }
 

@@ -9,6 +9,7 @@
 #include "kiln.h"
 #include "json.h"
 #include "problem.h"
+#include "variant.h"
 
 #define KILN_BACKEND_IFACE_VERSION 2
 
@@ -18,6 +19,22 @@ typedef struct kiln_backend_probe {
     char target[32];   /* device 0's target ("sm_90", "gfx1151"), "" if unknown */
     int code_shipped;  /* ahead-of-time code objects for target ship with the library */
 } kiln_backend_probe;
+
+/* What ran, as the backend tells it on every call: plain fields, no formatting. The core
+ * keeps the last one per thread and kiln_last_dispatch() turns it into a kiln_dispatch. */
+typedef struct kiln_dispatch_note {
+    char target[32]; /* copied from the backend's own text (kiln_dispatch_note_target) */
+    kiln_variant_desc variant;
+    int32_t num_splits;
+} kiln_dispatch_note;
+
+/* Copies a target name into note->target without formatting (names are short). */
+static inline void kiln_dispatch_note_target(kiln_dispatch_note *note, const char *target)
+{
+    size_t i = 0;
+    for (; target[i] && i + 1 < sizeof note->target; i++) note->target[i] = target[i];
+    note->target[i] = '\0';
+}
 
 typedef struct kiln_backend_iface {
     int version; /* KILN_BACKEND_IFACE_VERSION */
@@ -42,9 +59,9 @@ typedef struct kiln_backend_iface {
                              int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv,
                              int64_t head_dim);
 
-    /* Runs the problem; fills *report (variant, tier, target, splits) on success. */
-    kiln_status (*attention)(void *state, const kiln_attn_problem *p, kiln_dispatch *report);
-    kiln_status (*act_and_mul)(void *state, const kiln_act_problem *p, kiln_dispatch *report);
+    /* Runs the problem; fills *note (variant, target, splits) on success. */
+    kiln_status (*attention)(void *state, const kiln_attn_problem *p, kiln_dispatch_note *note);
+    kiln_status (*act_and_mul)(void *state, const kiln_act_problem *p, kiln_dispatch_note *note);
 
     /* (optional) Writes the device's fields into the JSON object currently open in out. */
     void (*describe)(void *state, kiln_json *out);

@@ -1,4 +1,5 @@
 /* Contexts: choosing and starting a backend, memory helpers, the dispatch report. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +13,8 @@
 #define KILN_THREAD_LOCAL _Thread_local
 #endif
 
-static KILN_THREAD_LOCAL kiln_dispatch last_dispatch;
+static KILN_THREAD_LOCAL kiln_dispatch_note last_note;
+static KILN_THREAD_LOCAL kiln_backend last_backend;
 static KILN_THREAD_LOCAL int have_dispatch;
 
 const char *kiln_backend_name(kiln_backend backend)
@@ -113,9 +115,10 @@ kiln_status kiln_ctx_synchronize(kiln_context *ctx, void *stream)
     return ctx->iface->synchronize(ctx->state, stream);
 }
 
-void kiln_dispatch_record(const kiln_dispatch *d)
+void kiln_dispatch_record(kiln_backend backend, const kiln_dispatch_note *note)
 {
-    last_dispatch = *d;
+    last_note = *note;
+    last_backend = backend;
     have_dispatch = 1;
 }
 
@@ -123,6 +126,11 @@ kiln_status kiln_last_dispatch(kiln_dispatch *out)
 {
     KILN_FAIL_IF(!out, KILN_INVALID_ARGUMENT, "out is NULL");
     KILN_FAIL_IF(!have_dispatch, KILN_KERNEL_NOT_FOUND, "no operation has run on this thread");
-    *out = last_dispatch;
+    memset(out, 0, sizeof *out);
+    out->backend = last_backend;
+    snprintf(out->target, sizeof out->target, "%s", last_note.target);
+    snprintf(out->tier, sizeof out->tier, "%s", last_note.variant.tier);
+    kiln_variant_key(&last_note.variant, out->variant, sizeof out->variant);
+    out->num_splits = last_note.num_splits;
     return KILN_OK;
 }

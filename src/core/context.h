@@ -21,7 +21,7 @@ typedef struct kiln_backend_decision {
 } kiln_backend_decision;
 kiln_status kiln_backend_decide(kiln_backend_decision *out);
 
-/* Records what ran for kiln_last_dispatch() on this thread. */
-void kiln_dispatch_record(const kiln_dispatch *d);
+/* Records what ran for kiln_last_dispatch() on this thread (formatted when asked). */
+void kiln_dispatch_record(kiln_backend backend, const kiln_dispatch_note *note);
 
 #endif

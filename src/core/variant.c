@@ -13,12 +13,16 @@ const char *kiln_mode_name(kiln_attn_mode mode)
     return "?";
 }
 
-const char *kiln_mask_name(const kiln_attn_problem *p)
+int kiln_mask_index(const kiln_attn_problem *p)
 {
-    if (p->causal && p->window_right == 0 && p->window_left < 0) return "causal";
-    if (p->window_left >= 0 || p->window_right >= 0) return "window";
-    return "full";
+    if (p->causal && p->window_right == 0 && p->window_left < 0) return 1;
+    if (p->window_left >= 0 || p->window_right >= 0) return 2;
+    return 0;
 }
+
+static const char *const mask_names[] = {"full", "causal", "window"};
+
+const char *kiln_mask_name(const kiln_attn_problem *p) { return mask_names[kiln_mask_index(p)]; }
 
 const char *kiln_activation_name(kiln_activation act)
 {
@@ -30,10 +34,16 @@ const char *kiln_activation_name(kiln_activation act)
     return "?";
 }
 
+static void key_attn(char *buf, size_t cap, kiln_dtype dtype, int64_t head_dim, int mask,
+                     kiln_attn_mode mode, const char *tier)
+{
+    snprintf(buf, cap, "attn_fwd.%s.d%lld.%s.%s.%s", kiln_dtype_name(dtype), (long long)head_dim,
+             mask >= 0 && mask <= 2 ? mask_names[mask] : "?", kiln_mode_name(mode), tier);
+}
+
 void kiln_variant_key_attn(char *buf, size_t cap, const kiln_attn_problem *p, const char *tier)
 {
-    snprintf(buf, cap, "attn_fwd.%s.d%lld.%s.%s.%s", kiln_dtype_name(p->dtype),
-             (long long)p->head_dim, kiln_mask_name(p), kiln_mode_name(p->mode), tier);
+    key_attn(buf, cap, p->dtype, p->head_dim, kiln_mask_index(p), p->mode, tier);
 }
 
 void kiln_variant_key_combine(char *buf, size_t cap, kiln_dtype dtype, int64_t head_dim,
@@ -48,4 +58,18 @@ void kiln_variant_key_act(char *buf, size_t cap, kiln_activation act, kiln_dtype
 {
     snprintf(buf, cap, "%s_and_mul.%s.%s", kiln_activation_name(act), kiln_dtype_name(dtype),
              tier);
+}
+
+void kiln_variant_key(const kiln_variant_desc *d, char *buf, size_t cap)
+{
+    switch (d->op) {
+    case KILN_VARIANT_ATTN:
+        key_attn(buf, cap, d->dtype, d->head_dim, d->mask, d->mode, d->tier);
+        return;
+    case KILN_VARIANT_COMBINE:
+        kiln_variant_key_combine(buf, cap, d->dtype, d->head_dim, d->tier);
+        return;
+    case KILN_VARIANT_ACT: kiln_variant_key_act(buf, cap, d->act, d->dtype, d->tier); return;
+    }
+    snprintf(buf, cap, "?");
 }

@@ -15,7 +15,10 @@
 #include "problem.h"
 
 const char *kiln_mode_name(kiln_attn_mode mode);
-/* "full", "causal" (window (-1|any, 0) from the causal flag) or "window". */
+/* 0 full, 1 causal (window (-1|any, 0) from the causal flag), 2 window: the values of the
+ * kernels' KILN_MASK_*. */
+int kiln_mask_index(const kiln_attn_problem *p);
+/* "full", "causal" or "window". */
 const char *kiln_mask_name(const kiln_attn_problem *p);
 const char *kiln_activation_name(kiln_activation act); /* silu | gelu | gelu_tanh */
 
@@ -24,5 +27,23 @@ void kiln_variant_key_combine(char *buf, size_t cap, kiln_dtype dtype, int64_t h
                               const char *tier);
 void kiln_variant_key_act(char *buf, size_t cap, kiln_activation act, kiln_dtype dtype,
                           const char *tier);
+
+/* A variant as fields, cheap to fill on every call; kiln_variant_key formats its key only
+ * when someone reads it (the dispatch report, messages). */
+typedef enum kiln_variant_op {
+    KILN_VARIANT_ATTN = 0,
+    KILN_VARIANT_COMBINE = 1,
+    KILN_VARIANT_ACT = 2
+} kiln_variant_op;
+typedef struct kiln_variant_desc {
+    kiln_variant_op op;
+    kiln_dtype dtype;
+    int32_t head_dim;    /* attention, combine */
+    int32_t mask;        /* attention: kiln_mask_index */
+    kiln_attn_mode mode; /* attention */
+    kiln_activation act; /* activations */
+    const char *tier;    /* static text: "cpu", "generic", "tensor" */
+} kiln_variant_desc;
+void kiln_variant_key(const kiln_variant_desc *d, char *buf, size_t cap);
 
 #endif

@@ -104,33 +104,25 @@ static int32_t cpu_choose_splits(void *state, int64_t batch, int64_t max_seqlen_
                                   max_seqlen_k, heads_q, head_dim);
 }
 
-static void fill_report(kiln_dispatch *r, const kiln_cpu_kernels *kr) {
-    memset(r, 0, sizeof *r);
-    r->backend = KILN_BACKEND_CPU;
-    snprintf(r->target, sizeof r->target, "%s", kr->target);
-    snprintf(r->tier, sizeof r->tier, "cpu");
-}
-
-static kiln_status cpu_attention(void *state, const kiln_attn_problem *p, kiln_dispatch *report) {
+static kiln_status cpu_attention(void *state, const kiln_attn_problem *p,
+                                 kiln_dispatch_note *note) {
     const kiln_cpu_kernels *kr = NULL;
     int32_t splits = 1;
     KILN_FORWARD(kiln_cpu_attention(state, p, &kr, &splits));
-    if (report) {
-        fill_report(report, kr);
-        kiln_variant_key_attn(report->variant, sizeof report->variant, p, "cpu");
-        report->num_splits = splits;
-    }
+    kiln_dispatch_note_target(note, kr->target);
+    note->variant = (kiln_variant_desc){KILN_VARIANT_ATTN, p->dtype, (int32_t)p->head_dim,
+                                        kiln_mask_index(p), p->mode, KILN_ACT_SILU, "cpu"};
+    note->num_splits = splits;
     return KILN_OK;
 }
 
-static kiln_status cpu_act(void *state, const kiln_act_problem *p, kiln_dispatch *report) {
+static kiln_status cpu_act(void *state, const kiln_act_problem *p, kiln_dispatch_note *note) {
     const kiln_cpu_kernels *kr = NULL;
     KILN_FORWARD(kiln_cpu_act(state, p, &kr));
-    if (report) {
-        fill_report(report, kr);
-        kiln_variant_key_act(report->variant, sizeof report->variant, p->act, p->dtype, "cpu");
-        report->num_splits = 1;
-    }
+    kiln_dispatch_note_target(note, kr->target);
+    note->variant = (kiln_variant_desc){KILN_VARIANT_ACT, p->dtype, 0, 0, KILN_MODE_FIXED,
+                                        p->act, "cpu"};
+    note->num_splits = 1;
     return KILN_OK;
 }
 

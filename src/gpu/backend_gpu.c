@@ -1,9 +1,9 @@
 /*
  * The CUDA and HIP backends: one implementation of kiln_backend_iface over
- * kiln_gpu_driver. A context holds the device, the modules it has loaded (one per
- * variant, loaded on first use: shipped ahead of time for the exact target, else compiled
- * through the on-disk cache) and, per stream, a workspace for split-KV calls that bring
- * none.
+ * kiln_gpu_driver. A context holds the device, its target and tier (fixed when it
+ * starts), the functions it has loaded (one per variant, by integer id, loaded on first
+ * use: shipped ahead of time for the exact target, else compiled through the on-disk
+ * cache) and, per stream, a workspace for split-KV calls that bring none.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +19,13 @@
 #include "targets.h"
 #include "variants.h"
 
+/* A loaded variant. Immutable once published in the context's table, but for smem_optin,
+ * read and written only under the context's mutex. */
 typedef struct gpu_kernel {
-    char key[128];
+    uint32_t id; /* kiln_gpu_variant_id */
     void *module;
     void *fn;
+    unsigned smem_optin; /* dynamic shared memory the function is opted in to */
 } gpu_kernel;
 
 /* Split-KV scratch for one stream. Work on one stream runs in order, so one buffer per
@@ -34,14 +37,24 @@ typedef struct gpu_workspace {
 } gpu_workspace;
 
 #define GPU_WORKSPACE_SLOTS 8
+/* Open addressing over every variant a target has (a few hundred at most). */
+#define GPU_KERNEL_SLOTS 1024
+#define GPU_LOADING_MAX 16
 
 typedef struct gpu_state {
     const kiln_gpu_driver *drv;
     kiln_gpu_device *dev;
     kiln_gpu_info info;
-    kiln_mutex *mutex; /* guards kernels and workspaces */
-    gpu_kernel *kernels;
-    size_t num_kernels, cap_kernels;
+    const kiln_target *target;  /* fixed when the context starts */
+    kiln_gpu_tier_request tier; /* KILN_GPU_TIER, read when the context starts */
+    /* Loaded variants by id: read without a lock (a slot, once set, never changes), written
+     * under mutex. */
+    gpu_kernel *kernels[GPU_KERNEL_SLOTS];
+    /* Variants being compiled right now, so each compiles once; waiters sleep on loaded. */
+    uint32_t loading[GPU_LOADING_MAX];
+    int num_loading;
+    kiln_mutex *mutex; /* guards kernels' writers, loading and workspaces */
+    kiln_cond *loaded;
     gpu_workspace workspaces[GPU_WORKSPACE_SLOTS];
     unsigned next_evict;
 } gpu_state;
@@ -95,30 +108,43 @@ kiln_status kiln_gpu_variant_image(const kiln_gpu_driver *drv, const char *targe
     return kiln_cache_get(&k, compile_cb, &job, image, len, origin);
 }
 
-/* Caller holds s->mutex. */
-static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn)
+static unsigned slot_of(uint32_t id) { return (id * 2654435761u) >> 22; /* 10 bits */ }
+
+/* The published kernel of id, or NULL. No lock: slots are only ever set, with release. */
+static const gpu_kernel *table_find(gpu_state *s, uint32_t id)
 {
-    char key[128];
-    kiln_gpu_variant_key(v, key, sizeof key);
-    for (size_t i = 0; i < s->num_kernels; i++)
-        if (strcmp(s->kernels[i].key, key) == 0) {
-            *fn = s->kernels[i].fn;
+    for (unsigned i = slot_of(id), n = 0; n < GPU_KERNEL_SLOTS;
+         i = (i + 1) % GPU_KERNEL_SLOTS, n++) {
+        const gpu_kernel *k = kiln_atomic_load_ptr((void *const *)&s->kernels[i]);
+        if (!k || k->id == id) return k;
+    }
+    return NULL;
+}
+
+/* Caller holds s->mutex. */
+static kiln_status table_insert(gpu_state *s, gpu_kernel *k)
+{
+    for (unsigned i = slot_of(k->id), n = 0; n < GPU_KERNEL_SLOTS;
+         i = (i + 1) % GPU_KERNEL_SLOTS, n++)
+        if (!s->kernels[i]) {
+            kiln_atomic_store_ptr((void **)&s->kernels[i], k);
             return KILN_OK;
         }
-    if (s->num_kernels == s->cap_kernels) {
-        size_t cap = s->cap_kernels ? s->cap_kernels * 2 : 16;
-        gpu_kernel *k = realloc(s->kernels, cap * sizeof *k);
-        KILN_FAIL_IF(!k, KILN_OUT_OF_MEMORY, "out of host memory loading %s", key);
-        s->kernels = k;
-        s->cap_kernels = cap;
-    }
-    void *image = NULL, *module = NULL, *f = NULL;
+    return kiln_fail(KILN_INTERNAL, "more than %d kernel variants loaded", GPU_KERNEL_SLOTS);
+}
+
+/* The code object of v for this device: shipped for the exact target, else compiled
+ * through the cache. Then loaded. No lock held: a compile may take a second. */
+static kiln_status build(gpu_state *s, const kiln_gpu_variant *v, const char *key,
+                         gpu_kernel *k)
+{
+    void *image = NULL;
     size_t len = 0;
     kiln_status st = KILN_KERNEL_NOT_FOUND;
     /* A code object shipped for this exact target comes first; one the driver refuses
      * (built by a newer compiler, say) is compiled again rather than failing the call. */
     if (kiln_aot_load(s->info.target, key, &image, &len) == KILN_OK) {
-        st = kiln_gpu_module_load(s->dev, image, len, &module);
+        st = kiln_gpu_module_load(s->dev, image, len, &k->module);
         free(image);
         image = NULL;
         if (st != KILN_OK)
@@ -139,21 +165,85 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn
         }
         KILN_FORWARD(
             kiln_gpu_variant_image(s->drv, s->info.target, version, v, &image, &len, NULL));
-        st = kiln_gpu_module_load(s->dev, image, len, &module);
+        st = kiln_gpu_module_load(s->dev, image, len, &k->module);
         free(image);
         KILN_FORWARD(st);
     }
-    st = kiln_gpu_function(s->dev, module, kiln_gpu_variant_kernel(v), &f);
+    st = kiln_gpu_function(s->dev, k->module, kiln_gpu_variant_kernel(v), &k->fn);
+    if (st != KILN_OK) kiln_gpu_module_unload(s->dev, k->module);
+    return st;
+}
+
+static int is_loading(const gpu_state *s, uint32_t id)
+{
+    for (int i = 0; i < s->num_loading; i++)
+        if (s->loading[i] == id) return 1;
+    return 0;
+}
+
+/* The first call of a variant: compiles it once, outside the lock, while calls of other
+ * variants go on; callers of the same variant wait for that one compile. */
+static kiln_status kernel_load(gpu_state *s, const kiln_gpu_variant *v, uint32_t id,
+                               const gpu_kernel **out)
+{
+    const gpu_kernel *found;
+    kiln_mutex_lock(s->mutex);
+    while (!(found = table_find(s, id)) && is_loading(s, id)) kiln_cond_wait(s->loaded, s->mutex);
+    if (found || s->num_loading == GPU_LOADING_MAX) {
+        kiln_mutex_unlock(s->mutex);
+        KILN_FAIL_IF(!found, KILN_INTERNAL, "%d variants are being compiled at once",
+                     GPU_LOADING_MAX);
+        *out = found;
+        return KILN_OK;
+    }
+    s->loading[s->num_loading++] = id;
+    kiln_mutex_unlock(s->mutex);
+
+    char key[128];
+    kiln_gpu_variant_key(v, key, sizeof key);
+    gpu_kernel *k = calloc(1, sizeof *k);
+    kiln_status st = k ? build(s, v, key, k)
+                       : kiln_fail(KILN_OUT_OF_MEMORY, "out of host memory loading %s", key);
+
+    kiln_mutex_lock(s->mutex);
+    for (int i = 0; i < s->num_loading; i++)
+        if (s->loading[i] == id) s->loading[i] = s->loading[--s->num_loading];
+    if (st == KILN_OK) {
+        k->id = id;
+        st = table_insert(s, k);
+        if (st != KILN_OK) kiln_gpu_module_unload(s->dev, k->module);
+    }
+    kiln_cond_broadcast(s->loaded);
+    kiln_mutex_unlock(s->mutex);
     if (st != KILN_OK) {
-        kiln_gpu_module_unload(s->dev, module);
+        free(k);
         return st;
     }
-    gpu_kernel *k = &s->kernels[s->num_kernels++];
-    snprintf(k->key, sizeof k->key, "%s", key);
-    k->module = module;
-    k->fn = f;
-    *fn = f;
+    *out = k;
     return KILN_OK;
+}
+
+static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, const gpu_kernel **out)
+{
+    uint32_t id = kiln_gpu_variant_id(v);
+    *out = table_find(s, id);
+    return *out ? KILN_OK : kernel_load(s, v, id, out);
+}
+
+/* Lets k take smem bytes of dynamic shared memory. Above what any kernel gets without
+ * opting in (48 KiB on NVIDIA) k is opted in, once per size, under the lock; so callers do
+ * this before taking the lock themselves. */
+#define GPU_SMEM_WITHOUT_OPTIN 49152u
+static kiln_status smem_ready(gpu_state *s, const gpu_kernel *k, unsigned smem)
+{
+    if (smem <= GPU_SMEM_WITHOUT_OPTIN) return KILN_OK;
+    gpu_kernel *mut = (gpu_kernel *)k;
+    kiln_status st = KILN_OK;
+    kiln_mutex_lock(s->mutex);
+    if (smem > mut->smem_optin) st = kiln_gpu_function_smem(s->dev, k->fn, smem);
+    if (st == KILN_OK && smem > mut->smem_optin) mut->smem_optin = smem;
+    kiln_mutex_unlock(s->mutex);
+    return st;
 }
 
 /* ---- the backend table ---------------------------------------------------------------- */
@@ -167,13 +257,18 @@ static kiln_status gpu_init(const kiln_gpu_driver *drv, int device, void **state
                  drv->name);
     s->drv = drv;
     s->mutex = kiln_mutex_create();
-    kiln_status st = s->mutex ? kiln_gpu_open(drv, device, &s->info, &s->dev)
-                              : kiln_fail(KILN_OUT_OF_MEMORY, "cannot create a mutex");
+    s->loaded = kiln_cond_create();
+    kiln_status st = s->mutex && s->loaded
+                         ? kiln_gpu_tier_from_env(&s->tier)
+                         : kiln_fail(KILN_OUT_OF_MEMORY, "cannot create a mutex");
+    if (st == KILN_OK) st = kiln_gpu_open(drv, device, &s->info, &s->dev);
     if (st != KILN_OK) {
+        kiln_cond_free(s->loaded);
         kiln_mutex_free(s->mutex);
         free(s);
         return st;
     }
+    s->target = kiln_target_find(s->info.target);
     *state = s;
     return KILN_OK;
 }
@@ -182,12 +277,15 @@ static void gpu_free(void *state)
 {
     gpu_state *s = state;
     if (!s) return;
-    for (size_t i = 0; i < s->num_kernels; i++)
-        kiln_gpu_module_unload(s->dev, s->kernels[i].module);
+    for (int i = 0; i < GPU_KERNEL_SLOTS; i++)
+        if (s->kernels[i]) {
+            kiln_gpu_module_unload(s->dev, s->kernels[i]->module);
+            free(s->kernels[i]);
+        }
     for (int i = 0; i < GPU_WORKSPACE_SLOTS; i++)
         if (s->workspaces[i].buf) kiln_gpu_mem_free(s->dev, s->workspaces[i].buf);
-    free(s->kernels);
     kiln_gpu_close(s->dev);
+    kiln_cond_free(s->loaded);
     kiln_mutex_free(s->mutex);
     free(s);
 }
@@ -222,15 +320,12 @@ static int32_t gpu_choose_splits(void *state, int64_t batch, int64_t max_seqlen_
     return splits < 1 ? 1 : (int32_t)splits;
 }
 
-static void report_fill(gpu_state *s, const kiln_gpu_variant *v, int32_t splits,
-                        kiln_dispatch *report)
+static void note_fill(const gpu_state *s, const kiln_gpu_variant *v, int32_t splits,
+                      kiln_dispatch_note *note)
 {
-    memset(report, 0, sizeof *report);
-    report->backend = s->drv->kind;
-    snprintf(report->target, sizeof report->target, "%s", s->info.target);
-    snprintf(report->tier, sizeof report->tier, "%s", kiln_gpu_variant_tier_name(v));
-    kiln_gpu_variant_key(v, report->variant, sizeof report->variant);
-    report->num_splits = splits;
+    memcpy(note->target, s->info.target, sizeof note->target);
+    kiln_gpu_variant_desc(v, &note->variant);
+    note->num_splits = splits;
 }
 
 static int grid_empty(const unsigned grid[3]) { return !grid[0] || !grid[1] || !grid[2]; }
@@ -259,79 +354,77 @@ static kiln_status workspace_for(gpu_state *s, void *stream, size_t bytes, void 
     return KILN_OK;
 }
 
-static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_dispatch *report)
+/* The hot path: with the variant loaded, a call reads the table without a lock, fills
+ * the arguments and launches; the lock is taken only to share a stream's split-KV
+ * workspace (held through both launches, so two threads on one stream queue their split
+ * and combine pairs one after the other, never interleaved on that workspace). */
+static kiln_status gpu_attention(void *state, const kiln_attn_problem *p,
+                                 kiln_dispatch_note *note)
 {
     gpu_state *s = state;
     kiln_gpu_variant v, vc;
     kiln_attn_args a;
-    unsigned grid[3], block[3];
-    void *fn = NULL, *combine = NULL, *ws = NULL;
+    unsigned grid[3], block[3], cgrid[3], cblock[3];
+    const gpu_kernel *k = NULL, *kc = NULL;
     int32_t splits = p->num_splits < 1 ? 1 : p->num_splits;
+    int shared_ws = splits > 1 && !p->workspace;
     kiln_gpu_saved saved;
-    kiln_status st;
+    kiln_status st = KILN_OK;
 
-    KILN_FORWARD(kiln_gpu_variant_for_attn_on(p, kiln_target_find(s->info.target), &v));
-    if (splits > 1) KILN_FORWARD(kiln_gpu_variant_for_combine(p->dtype, p->head_dim, &vc));
+    KILN_FORWARD(kiln_gpu_variant_for_attn_tier(p, s->target, s->tier, &v));
+    KILN_FORWARD(kernel_for(s, &v, &k));
+    if (splits > 1) {
+        KILN_FORWARD(kiln_gpu_variant_for_combine(p->dtype, p->head_dim, &vc));
+        KILN_FORWARD(kernel_for(s, &vc, &kc));
+    }
+    kiln_gpu_attn_args(&a, p, splits, p->workspace);
+    KILN_FORWARD(kiln_gpu_attn_grid_for(&v, &a, grid, block));
+    if (splits > 1) KILN_FORWARD(kiln_gpu_combine_grid(&a, cgrid, cblock));
+    note_fill(s, &v, splits, note);
+    if (grid_empty(grid)) return KILN_OK;
+    /* Shared memory is static in today's kernels (kiln_gpu_attn_grid_for gives none). */
+    const unsigned smem = 0;
+    KILN_FORWARD(smem_ready(s, k, smem));
+
     KILN_FORWARD(kiln_gpu_enter(s->dev, &saved));
-
-    kiln_mutex_lock(s->mutex);
-    st = kernel_for(s, &v, &fn);
-    if (st == KILN_OK && splits > 1) st = kernel_for(s, &vc, &combine);
-    if (st == KILN_OK && splits > 1) {
-        size_t need = kiln_split_workspace_bytes(splits, p->rows_q, p->heads_q, p->head_dim);
-        if (p->workspace)
-            ws = p->workspace;
-        else
-            st = workspace_for(s, p->stream, need, &ws);
+    if (shared_ws) {
+        void *ws = NULL;
+        kiln_mutex_lock(s->mutex);
+        st = workspace_for(s, p->stream,
+                           kiln_split_workspace_bytes(splits, p->rows_q, p->heads_q, p->head_dim),
+                           &ws);
+        if (st == KILN_OK) kiln_gpu_attn_args(&a, p, splits, ws);
     }
-    /* Held through the launches: two threads on one stream then queue their split and
-     * combine pairs one after the other, never interleaved on the stream's workspace. */
-    if (st == KILN_OK) {
-        kiln_gpu_attn_args(&a, p, splits, ws);
-        st = kiln_gpu_attn_grid_for(&v, &a, grid, block);
-    }
-    if (st == KILN_OK && !grid_empty(grid)) {
-        void *args[] = {&a};
-        st = kiln_gpu_launch(s->dev, fn, grid, block, 0, p->stream, args);
-        if (st == KILN_OK && splits > 1) {
-            st = kiln_gpu_combine_grid(&a, grid, block);
-            if (st == KILN_OK && !grid_empty(grid))
-                st = kiln_gpu_launch(s->dev, combine, grid, block, 0, p->stream, args);
-        }
-    }
-    kiln_mutex_unlock(s->mutex);
+    void *args[] = {&a};
+    if (st == KILN_OK) st = kiln_gpu_launch(s->dev, k->fn, grid, block, smem, p->stream, args);
+    if (st == KILN_OK && splits > 1 && !grid_empty(cgrid))
+        st = kiln_gpu_launch(s->dev, kc->fn, cgrid, cblock, 0, p->stream, args);
+    if (shared_ws) kiln_mutex_unlock(s->mutex);
     kiln_gpu_leave(s->dev, &saved);
-    KILN_FORWARD(st);
-    report_fill(s, &v, splits, report);
-    return KILN_OK;
+    return st;
 }
 
 static kiln_status gpu_act_and_mul(void *state, const kiln_act_problem *p,
-                                   kiln_dispatch *report)
+                                   kiln_dispatch_note *note)
 {
     gpu_state *s = state;
     kiln_gpu_variant v;
     kiln_act_args a;
     unsigned grid[3], block[3];
-    void *fn = NULL;
+    const gpu_kernel *k = NULL;
     kiln_gpu_saved saved;
 
     KILN_FORWARD(kiln_gpu_variant_for_act(p->act, p->dtype, &v));
-    kiln_mutex_lock(s->mutex);
-    kiln_status st = kernel_for(s, &v, &fn);
-    kiln_mutex_unlock(s->mutex);
-    KILN_FORWARD(st);
+    KILN_FORWARD(kernel_for(s, &v, &k));
     kiln_gpu_act_args(&a, p);
     KILN_FORWARD(kiln_gpu_act_grid(&a, grid, block));
-    if (!grid_empty(grid)) {
-        void *args[] = {&a};
-        KILN_FORWARD(kiln_gpu_enter(s->dev, &saved));
-        st = kiln_gpu_launch(s->dev, fn, grid, block, 0, p->stream, args);
-        kiln_gpu_leave(s->dev, &saved);
-        KILN_FORWARD(st);
-    }
-    report_fill(s, &v, 1, report);
-    return KILN_OK;
+    note_fill(s, &v, 1, note);
+    if (grid_empty(grid)) return KILN_OK;
+    void *args[] = {&a};
+    KILN_FORWARD(kiln_gpu_enter(s->dev, &saved));
+    kiln_status st = kiln_gpu_launch(s->dev, k->fn, grid, block, 0, p->stream, args);
+    kiln_gpu_leave(s->dev, &saved);
+    return st;
 }
 
 static void gpu_describe(void *state, kiln_json *j)

@@ -90,18 +90,18 @@ static kiln_status attn_dtype(kiln_dtype dtype)
     return KILN_OK;
 }
 
+_Static_assert(KILN_MASK_FULL == 0 && KILN_MASK_CAUSAL == 1 && KILN_MASK_WINDOW == 2,
+               "kiln_mask_index gives the kernels' mask values");
+
 kiln_status kiln_gpu_variant_for_attn(const kiln_attn_problem *p, kiln_gpu_variant *v)
 {
-    const char *mask = kiln_mask_name(p);
     KILN_FORWARD(attn_dtype(p->dtype));
     memset(v, 0, sizeof *v);
     v->kind = KILN_KERNEL_ATTN;
     v->dtype = p->dtype;
     v->mode = p->mode;
     KILN_FORWARD(head_dim_bound(p->head_dim, &v->head_dim));
-    v->mask = strcmp(mask, "causal") == 0   ? KILN_MASK_CAUSAL
-              : strcmp(mask, "window") == 0 ? KILN_MASK_WINDOW
-                                            : KILN_MASK_FULL;
+    v->mask = kiln_mask_index(p);
     return KILN_OK;
 }
 
@@ -111,17 +111,20 @@ int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, cha
                            size_t cap)
 {
     if (!has_mma_sync(t)) {
-        snprintf(why, cap, "the tensor tier needs an NVIDIA target with mma.sync (sm_80 or "
-                 "later), not %s", t ? t->name : "an unknown target");
+        if (why)
+            snprintf(why, cap,
+                     "the tensor tier needs an NVIDIA target with mma.sync (sm_80 or "
+                     "later), not %s",
+                     t ? t->name : "an unknown target");
         return 0;
     }
     if (p->dtype != KILN_F16 && p->dtype != KILN_BF16) {
-        snprintf(why, cap, "the tensor tier takes f16 or bf16, not %s",
+        if (why) snprintf(why, cap, "the tensor tier takes f16 or bf16, not %s",
                  kiln_dtype_name(p->dtype));
         return 0;
     }
     if (p->head_dim != 64 && p->head_dim != 128) {
-        snprintf(why, cap, "the tensor tier runs head_dim 64 or 128, not %lld",
+        if (why) snprintf(why, cap, "the tensor tier runs head_dim 64 or 128, not %lld",
                  (long long)p->head_dim);
         return 0;
     }
@@ -130,7 +133,7 @@ int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, cha
     if (!aligned16(p->k) || !aligned16(p->v) || p->k_stride_row % 8 || p->k_stride_head % 8 ||
         p->k_stride_batch % 8 || p->v_stride_row % 8 || p->v_stride_head % 8 ||
         p->v_stride_batch % 8) {
-        snprintf(why, cap, "the tensor tier reads K and V 16 bytes at a time: their base "
+        if (why) snprintf(why, cap, "the tensor tier reads K and V 16 bytes at a time: their base "
                  "addresses must be 16-byte aligned and their strides multiples of 8 elements");
         return 0;
     }
@@ -143,7 +146,9 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
     char why[256];
     int covered;
     if (want == KILN_GPU_TIER_WANT_GENERIC) return kiln_gpu_variant_for_attn(p, v);
-    covered = kiln_gpu_tensor_covers(p, t, why, sizeof why);
+    /* The reason is formatted only when it becomes an error. */
+    covered = kiln_gpu_tensor_covers(p, t, want == KILN_GPU_TIER_WANT_TENSOR ? why : NULL,
+                                     sizeof why);
     KILN_FAIL_IF(want == KILN_GPU_TIER_WANT_TENSOR && !covered, KILN_UNSUPPORTED,
                  "KILN_GPU_TIER=tensor: %s", why);
     KILN_FORWARD(kiln_gpu_variant_for_attn(p, v));
@@ -154,21 +159,20 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
     return KILN_OK;
 }
 
-kiln_status kiln_gpu_variant_for_attn_on(const kiln_attn_problem *p, const kiln_target *t,
-                                         kiln_gpu_variant *v)
+kiln_status kiln_gpu_tier_from_env(kiln_gpu_tier_request *want)
 {
     char env[32];
-    kiln_gpu_tier_request want = KILN_GPU_TIER_AUTO;
+    *want = KILN_GPU_TIER_AUTO;
     if (kiln_env_get("KILN_GPU_TIER", env, sizeof env) && env[0]) {
         if (strcmp(env, "generic") == 0)
-            want = KILN_GPU_TIER_WANT_GENERIC;
+            *want = KILN_GPU_TIER_WANT_GENERIC;
         else if (strcmp(env, "tensor") == 0)
-            want = KILN_GPU_TIER_WANT_TENSOR;
+            *want = KILN_GPU_TIER_WANT_TENSOR;
         else
             KILN_FAIL_IF(strcmp(env, "auto") != 0, KILN_INVALID_ARGUMENT,
                          "KILN_GPU_TIER=%s: expected auto, generic or tensor", env);
     }
-    return kiln_gpu_variant_for_attn_tier(p, t, want, v);
+    return KILN_OK;
 }
 
 const char *kiln_gpu_variant_tier_name(const kiln_gpu_variant *v)
@@ -201,31 +205,31 @@ kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,
     return KILN_OK;
 }
 
+void kiln_gpu_variant_desc(const kiln_gpu_variant *v, kiln_variant_desc *d)
+{
+    static const kiln_variant_op ops[] = {KILN_VARIANT_ATTN, KILN_VARIANT_COMBINE,
+                                          KILN_VARIANT_ACT};
+    d->op = ops[v->kind];
+    d->dtype = v->dtype;
+    d->head_dim = v->head_dim;
+    d->mask = v->mask;
+    d->mode = v->mode;
+    d->act = v->act;
+    d->tier = v->kind == KILN_KERNEL_ATTN ? kiln_gpu_variant_tier_name(v) : KILN_GPU_TIER_GENERIC;
+}
+
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
 {
-    if (v->kind == KILN_KERNEL_ATTN) {
-        /* The key is built from a problem shaped like the variant, so the mask names come
-         * from the one definition in src/core/variant.c. */
-        kiln_attn_problem p;
-        memset(&p, 0, sizeof p);
-        p.mode = v->mode;
-        p.dtype = v->dtype;
-        p.head_dim = v->head_dim;
-        p.window_left = -1;
-        p.window_right = -1;
-        if (v->mask == KILN_MASK_CAUSAL) {
-            p.causal = 1;
-            p.window_right = 0;
-        } else if (v->mask == KILN_MASK_WINDOW) {
-            p.window_left = 0;
-            p.window_right = 0;
-        }
-        kiln_variant_key_attn(buf, cap, &p, kiln_gpu_variant_tier_name(v));
-    } else if (v->kind == KILN_KERNEL_COMBINE) {
-        kiln_variant_key_combine(buf, cap, v->dtype, v->head_dim, KILN_GPU_TIER_GENERIC);
-    } else {
-        kiln_variant_key_act(buf, cap, v->act, v->dtype, KILN_GPU_TIER_GENERIC);
-    }
+    kiln_variant_desc d;
+    kiln_gpu_variant_desc(v, &d);
+    kiln_variant_key(&d, buf, cap);
+}
+
+uint32_t kiln_gpu_variant_id(const kiln_gpu_variant *v)
+{
+    return (uint32_t)v->kind | (uint32_t)v->dtype << 2 | (uint32_t)v->head_dim << 5 |
+           (uint32_t)v->mask << 14 | (uint32_t)v->mode << 16 | (uint32_t)v->act << 18 |
+           (uint32_t)v->tier << 20;
 }
 
 const char *kiln_gpu_variant_file(const kiln_gpu_variant *v)

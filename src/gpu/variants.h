@@ -31,6 +31,7 @@
 
 #include "kiln.h"
 #include "problem.h"
+#include "variant.h"
 #include "../../kernels/kiln_args.h"
 #include "../../kernels/attention_mma.h"
 #include "targets.h"
@@ -74,17 +75,15 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
 /* The variant that runs a problem. KILN_UNSUPPORTED (with the reason) for f32 or a head_dim
  * the generic tier does not cover. */
 kiln_status kiln_gpu_variant_for_attn(const kiln_attn_problem *p, kiln_gpu_variant *v);
-/* The variant that runs a problem on target t (NULL: generic only), the tier chosen by
- * KILN_GPU_TIER (read on every call; unset or empty means auto, anything else than
- * auto / generic / tensor is KILN_INVALID_ARGUMENT). */
-kiln_status kiln_gpu_variant_for_attn_on(const kiln_attn_problem *p, const kiln_target *t,
-                                         kiln_gpu_variant *v);
+/* The tier KILN_GPU_TIER asks for (read once, when a context starts): unset or empty means
+ * auto, anything else than auto / generic / tensor is KILN_INVALID_ARGUMENT. */
+kiln_status kiln_gpu_tier_from_env(kiln_gpu_tier_request *want);
 /* The same with the tier given. KILN_GPU_TIER_WANT_TENSOR on a problem or target the tensor
  * tier does not cover is KILN_UNSUPPORTED naming the reason. */
 kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kiln_target *t,
                                            kiln_gpu_tier_request want, kiln_gpu_variant *v);
 /* Whether the tensor tier has a variant for this problem on t: 1, or 0 with the reason in
- * why. */
+ * why (when why is not NULL). */
 int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
                            size_t cap);
 kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
@@ -94,6 +93,11 @@ kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,
 
 /* Canonical key ("attn_fwd.bf16.d128.causal.paged.generic"). */
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap);
+/* The variant as the fields of its key (formatted later, src/core/variant.h). */
+void kiln_gpu_variant_desc(const kiln_gpu_variant *v, kiln_variant_desc *d);
+/* A small integer, distinct for distinct variants: what a context's table of loaded
+ * functions is keyed by. */
+uint32_t kiln_gpu_variant_id(const kiln_gpu_variant *v);
 /* Embedded source file ("attention.cu") and entry point ("kiln_attn_fwd"). */
 const char *kiln_gpu_variant_file(const kiln_gpu_variant *v);
 const char *kiln_gpu_variant_kernel(const kiln_gpu_variant *v);

@@ -38,6 +38,11 @@ void kiln_mutex_free(kiln_mutex *m);
 void kiln_mutex_lock(kiln_mutex *m);
 void kiln_mutex_unlock(kiln_mutex *m);
 
+/* A pointer read with acquire and written with release ordering: a reader that sees the
+ * pointer sees everything written before it was published. */
+void *kiln_atomic_load_ptr(void *const *p);
+void kiln_atomic_store_ptr(void **p, void *value);
+
 kiln_cond *kiln_cond_create(void);
 void kiln_cond_free(kiln_cond *c);
 void kiln_cond_wait(kiln_cond *c, kiln_mutex *m);

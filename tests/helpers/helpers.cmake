@@ -26,3 +26,15 @@ if(TARGET test_cache)
   target_include_directories(test_cache PRIVATE ${CMAKE_CURRENT_LIST_DIR})
   target_compile_definitions(test_cache PRIVATE KILN_CACHE_WORKER="$<TARGET_FILE:cache_worker>")
 endif()
+
+# A stand-in CUDA driver (no GPU needed) for the CUDA backend's host-path test and for
+# bench/host_bench on machines without a GPU.
+if(KILN_WITH_CUDA AND NOT WIN32 AND TARGET test_cuda_host)
+  add_library(kiln_fake_cuda SHARED ${CMAKE_CURRENT_LIST_DIR}/fake_cuda.c)
+  target_compile_options(kiln_fake_cuda PRIVATE ${KILN_WARNINGS} -fvisibility=hidden)
+  set_target_properties(kiln_fake_cuda PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+  add_dependencies(test_cuda_host kiln_fake_cuda)
+  target_compile_definitions(test_cuda_host PRIVATE
+    KILN_FAKE_CUDA="$<TARGET_FILE:kiln_fake_cuda>"
+    KILN_TEST_CACHE_DIR="${PROJECT_BINARY_DIR}/tests/cuda_host_cache")
+endif()

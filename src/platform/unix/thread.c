@@ -119,3 +119,7 @@ int kiln_cpu_count(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
 }
+
+void *kiln_atomic_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+void kiln_atomic_store_ptr(void **p, void *value) { __atomic_store_n(p, value, __ATOMIC_RELEASE); }

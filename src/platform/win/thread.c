@@ -115,3 +115,14 @@ int kiln_cpu_count(void)
     DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
     return n > 0 ? (int)n : 1;
 }
+
+/* Interlocked operations are full barriers, stronger than acquire / release. */
+void *kiln_atomic_load_ptr(void *const *p)
+{
+    return InterlockedCompareExchangePointer((PVOID volatile *)p, NULL, NULL);
+}
+
+void kiln_atomic_store_ptr(void **p, void *value)
+{
+    InterlockedExchangePointer((PVOID volatile *)p, value);
+}

@@ -1,0 +1,114 @@
+/*
+ * A stand-in for libcuda.so.1, loaded through KILN_CUDA_DRIVER_PATH, so the CUDA
+ * backend's host path runs on a machine with no GPU: one sm_90 device, device memory in
+ * host memory, modules that accept any image, and launches that only count. Real NVRTC
+ * still compiles the variants, so everything up to the launch is the real code.
+ *
+ * What it checks on the way: a launch or module load without the device's context current
+ * fails as the real driver does (CUDA_ERROR_INVALID_CONTEXT), so a test sees whether kiln
+ * makes its context current; fake_cuda_launches() and the current-context entry points let
+ * a test see whether kiln put the caller's context back.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define FAKE_API __attribute__((visibility("default")))
+#else
+#define FAKE_API
+#endif
+
+typedef int CUresult;
+enum { OK = 0, INVALID_VALUE = 1, INVALID_CONTEXT = 201, NOT_FOUND = 500 };
+
+static int primary_ctx; /* its address is the device's primary context */
+static _Thread_local void *current;
+static long launches;
+
+FAKE_API long fake_cuda_launches(void) { return __atomic_load_n(&launches, __ATOMIC_RELAXED); }
+
+FAKE_API CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : OK; }
+FAKE_API CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+FAKE_API CUresult cuGetErrorString(CUresult r, const char **text)
+{
+    *text = r == INVALID_CONTEXT ? "invalid device context" : "fake driver error";
+    return OK;
+}
+FAKE_API CUresult cuGetErrorName(CUresult r, const char **name)
+{
+    *name = r == INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT" : "CUDA_ERROR_FAKE";
+    return OK;
+}
+FAKE_API CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
+FAKE_API CUresult cuDeviceGet(int *dev, int ordinal) { *dev = ordinal; return ordinal ? INVALID_VALUE : OK; }
+FAKE_API CUresult cuDeviceGetName(char *name, int len, int dev)
+{
+    (void)dev;
+    strncpy(name, "kiln fake sm_90", (size_t)len);
+    return OK;
+}
+FAKE_API CUresult cuDeviceGetAttribute(int *v, int attribute, int dev)
+{
+    (void)dev;
+    switch (attribute) {
+    case 1: *v = 1024; break;     /* max threads per block */
+    case 8: *v = 49152; break;    /* shared memory per block */
+    case 10: *v = 32; break;      /* warp */
+    case 16: *v = 132; break;     /* SMs */
+    case 38: *v = 50331648; break; /* L2 */
+    case 75: *v = 9; break;
+    case 76: *v = 0; break;
+    case 81: *v = 233472; break;
+    case 97: *v = 232448; break;
+    default: *v = 0;
+    }
+    return OK;
+}
+FAKE_API CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev) { (void)dev; *bytes = (size_t)1 << 34; return OK; }
+FAKE_API CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = &primary_ctx; return OK; }
+FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return OK; }
+FAKE_API CUresult cuCtxGetCurrent(void **ctx) { *ctx = current; return OK; }
+FAKE_API CUresult cuCtxSetCurrent(void *ctx) { current = ctx; return OK; }
+FAKE_API CUresult cuFuncSetAttribute(void *fn, int attribute, int value)
+{
+    (void)fn;
+    return attribute == 8 && value <= 232448 ? OK : INVALID_VALUE;
+}
+
+FAKE_API CUresult cuModuleLoadData(void **module, const void *image)
+{
+    if (current != &primary_ctx) return INVALID_CONTEXT;
+    *module = malloc(1);
+    return image && *module ? OK : INVALID_VALUE;
+}
+FAKE_API CUresult cuModuleUnload(void *module) { free(module); return OK; }
+FAKE_API CUresult cuModuleGetFunction(void **fn, void *module, const char *name)
+{
+    *fn = module;
+    return name && name[0] ? OK : NOT_FOUND;
+}
+FAKE_API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                 unsigned by, unsigned bz, unsigned smem, void *stream,
+                                 void **params, void **extra)
+{
+    (void)stream;
+    (void)extra;
+    if (current != &primary_ctx) return INVALID_CONTEXT;
+    if (!fn || !params || !gx || !gy || !gz || !bx || !by || !bz || bx * by * bz > 1024 ||
+        smem > 232448)
+        return INVALID_VALUE;
+    __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
+    return OK;
+}
+FAKE_API CUresult cuMemAlloc_v2(void **ptr, size_t bytes)
+{
+    if (current != &primary_ctx) return INVALID_CONTEXT;
+    *ptr = malloc(bytes);
+    return *ptr ? OK : 2;
+}
+FAKE_API CUresult cuMemFree_v2(void *ptr) { free(ptr); return OK; }
+FAKE_API CUresult cuMemcpyHtoD_v2(void *dst, const void *src, size_t n) { memcpy(dst, src, n); return OK; }
+FAKE_API CUresult cuMemcpyDtoH_v2(void *dst, const void *src, size_t n) { memcpy(dst, src, n); return OK; }
+FAKE_API CUresult cuStreamSynchronize(void *stream) { (void)stream; return current == &primary_ctx ? OK : INVALID_CONTEXT; }

@@ -1,0 +1,209 @@
+/*
+ * The CUDA backend's host path on a stand-in driver (tests/helpers/fake_cuda.c) with the
+ * real NVRTC, so it runs without a GPU:
+ *   - every call leaves the caller's current CUDA context as it found it (another context,
+ *     or none), while the fake driver refuses launches outside kiln's own context;
+ *   - the dispatch report names what ran (formatted when asked);
+ *   - KILN_GPU_TIER is read when a context starts, not per call; a bad value fails there;
+ *   - while one thread compiles a new variant, another keeps calling a loaded one.
+ * Skipped where the fake driver is not built (Windows, builds without CUDA) or NVRTC is
+ * missing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "context.h"
+#include "platform/platform.h"
+
+#ifdef KILN_FAKE_CUDA
+#include "gpu/cache.h"
+
+typedef int (*ctx_fn)(void **);
+typedef int (*set_fn)(void *);
+typedef long (*count_fn)(void);
+static ctx_fn get_current;
+static set_fn set_current;
+static count_fn launches;
+
+typedef struct {
+    kiln_context *ctx;
+    kiln_tensor q, k, v, out;
+    kiln_attention_params prm;
+} problem;
+
+static void *zeros(kiln_context *ctx, size_t bytes)
+{
+    void *host = calloc(1, bytes), *dev = kiln_ctx_alloc(ctx, bytes);
+    if (host && dev) kiln_ctx_copy_to_device(ctx, dev, host, bytes);
+    free(host);
+    return dev;
+}
+
+static void make(problem *p, kiln_context *ctx, int64_t seqlen, int64_t head_dim)
+{
+    int64_t shape[4] = {1, seqlen, 4, head_dim};
+    size_t bytes = (size_t)seqlen * 4 * (size_t)head_dim * 2;
+    memset(p, 0, sizeof *p);
+    p->ctx = ctx;
+    kiln_tensor_contiguous(&p->q, zeros(ctx, bytes), KILN_BF16, 4, shape);
+    kiln_tensor_contiguous(&p->k, zeros(ctx, bytes), KILN_BF16, 4, shape);
+    kiln_tensor_contiguous(&p->v, zeros(ctx, bytes), KILN_BF16, 4, shape);
+    kiln_tensor_contiguous(&p->out, zeros(ctx, bytes), KILN_BF16, 4, shape);
+    kiln_attention_params_init(&p->prm);
+    p->prm.num_splits = 1;
+}
+
+static kiln_status run(problem *p) { return kiln_attention_fwd(p->ctx, &p->q, &p->k, &p->v, &p->out, NULL, &p->prm); }
+
+typedef struct {
+    problem *loaded;
+    volatile int stop;
+    long calls;
+    int errors;
+} spinner;
+
+static void spin(void *user)
+{
+    spinner *s = user;
+    while (!s->stop) {
+        if (run(s->loaded) != KILN_OK) s->errors++;
+        s->calls++;
+    }
+}
+
+static void test_host_path(void)
+{
+    kiln_context *ctx = NULL;
+    char err[512], buf[16384], cache[1024];
+    kiln_dl *lib = kiln_dl_open(KILN_FAKE_CUDA, err, sizeof err);
+    CHECK(lib != NULL);
+    if (!lib) return;
+    get_current = (ctx_fn)kiln_dl_sym(lib, "cuCtxGetCurrent");
+    set_current = (set_fn)kiln_dl_sym(lib, "cuCtxSetCurrent");
+    launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_launches");
+    /* A cache of its own, kept between runs. */
+    kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
+    kiln_env_set("KILN_CUDA_DRIVER_PATH", KILN_FAKE_CUDA);
+    kiln_env_set("KILN_GPU_TIER", NULL);
+
+    check_case("cuda host: a context on the stand-in driver");
+    CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &ctx));
+    if (!ctx) return;
+    CHECK_OK(kiln_info_json(ctx, buf, sizeof buf, NULL));
+    const char *compiler = strstr(buf, "\"compiler\"");
+    const char *cache_dir = compiler ? strstr(compiler, "\"cache_dir\"") : NULL;
+    const char *error = compiler ? strstr(compiler, "\"error\"") : NULL;
+    if (!compiler || (error && (!cache_dir || error < cache_dir))) {
+        check_note_skip("NVRTC is not loadable here: %s", buf);
+        kiln_context_free(ctx);
+        return;
+    }
+    check_note_ran();
+
+    check_case("cuda host: the caller's current context is put back");
+    problem p;
+    void *foreign = (void *)(uintptr_t)0x1234, *now = NULL;
+    make(&p, ctx, 128, 64);
+    set_current(foreign);
+    long before = launches();
+    CHECK_OK(run(&p));
+    CHECK_EQ(launches() - before, 1);
+    get_current(&now);
+    CHECK(now == foreign);
+    set_current(NULL);
+    CHECK_OK(run(&p));
+    get_current(&now);
+    CHECK(now == NULL);
+    kiln_dispatch d;
+    CHECK_OK(kiln_last_dispatch(&d));
+    CHECK_EQ(d.backend, KILN_BACKEND_CUDA);
+    CHECK_STR_EQ(d.target, "sm_90");
+    CHECK_STR_EQ(d.tier, "tensor");
+    CHECK_STR_EQ(d.variant, "attn_fwd.bf16.d64.full.fixed.tensor");
+    CHECK_EQ(d.num_splits, 1);
+    /* Split-KV with kiln's own workspace: two launches, context still put back. */
+    p.prm.num_splits = 4;
+    set_current(foreign);
+    before = launches();
+    CHECK_OK(run(&p));
+    CHECK_EQ(launches() - before, 2);
+    get_current(&now);
+    CHECK(now == foreign);
+    CHECK_OK(kiln_ctx_synchronize(ctx, NULL));
+    get_current(&now);
+    CHECK(now == foreign);
+    set_current(NULL);
+    check_note_ran();
+
+    check_case("cuda host: KILN_GPU_TIER is read when a context starts");
+    kiln_env_set("KILN_GPU_TIER", "generic");
+    p.prm.num_splits = 1;
+    CHECK_OK(run(&p));
+    CHECK_OK(kiln_last_dispatch(&d));
+    CHECK_STR_EQ(d.tier, "tensor");
+    kiln_context *generic = NULL;
+    CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &generic));
+    if (generic) {
+        problem g;
+        make(&g, generic, 128, 64);
+        CHECK_OK(run(&g));
+        CHECK_OK(kiln_last_dispatch(&d));
+        CHECK_STR_EQ(d.variant, "attn_fwd.bf16.d64.full.fixed.generic");
+        kiln_context_free(generic);
+    }
+    kiln_env_set("KILN_GPU_TIER", "fastest");
+    kiln_context *bad = NULL;
+    CHECK_STATUS(kiln_context_create(KILN_BACKEND_CUDA, 0, &bad), KILN_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(kiln_last_error(), "KILN_GPU_TIER=fastest");
+    CHECK(bad == NULL);
+    kiln_env_set("KILN_GPU_TIER", NULL);
+    check_note_ran();
+
+    check_case("cuda host: a compile does not stall calls of loaded variants");
+    /* A context that starts with an empty cache of its own really compiles d128. */
+    kiln_context_free(ctx);
+    size_t removed = 0;
+    snprintf(cache, sizeof cache, "%s-empty", KILN_TEST_CACHE_DIR);
+    kiln_env_set("KILN_CACHE_DIR", cache);
+    CHECK_OK(kiln_cache_clear(&removed));
+    ctx = NULL;
+    CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &ctx));
+    if (!ctx) return;
+    make(&p, ctx, 128, 64);
+    problem fresh;
+    make(&fresh, ctx, 128, 128);
+    fresh.prm.causal = 1;
+    spinner sp = {&p, 0, 0, 0};
+    CHECK_OK(run(&p)); /* loaded (compiled too, the cache being new) */
+    kiln_thread *t = kiln_thread_start(spin, &sp);
+    while (sp.calls < 100 && !sp.errors) kiln_sleep_ms(1);
+    uint64_t t0 = kiln_time_ns();
+    long calls_before = sp.calls;
+    CHECK_OK(run(&fresh));
+    double compile_ms = (double)(kiln_time_ns() - t0) * 1e-6;
+    long during = sp.calls - calls_before;
+    sp.stop = 1;
+    kiln_thread_join(t);
+    CHECK_EQ(sp.errors, 0);
+    printf("  compile + first call %.0f ms; the other thread made %ld calls meanwhile\n",
+           compile_ms, during);
+    /* A stalled thread would make none while the compile runs. */
+    CHECK(during > 10);
+    check_note_ran();
+
+    kiln_context_free(ctx);
+}
+#endif
+
+int main(void)
+{
+#ifdef KILN_FAKE_CUDA
+    test_host_path();
+    return check_finish("test_cuda_host");
+#else
+    printf("SKIP the stand-in CUDA driver is built only on Unix with the cuda backend\n");
+    return CHECK_SKIP_CODE;
+#endif
+}
