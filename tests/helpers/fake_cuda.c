@@ -112,3 +112,4 @@ FAKE_API CUresult cuMemFree_v2(void *ptr) { free(ptr); return OK; }
 FAKE_API CUresult cuMemcpyHtoD_v2(void *dst, const void *src, size_t n) { memcpy(dst, src, n); return OK; }
 FAKE_API CUresult cuMemcpyDtoH_v2(void *dst, const void *src, size_t n) { memcpy(dst, src, n); return OK; }
 FAKE_API CUresult cuStreamSynchronize(void *stream) { (void)stream; return current == &primary_ctx ? OK : INVALID_CONTEXT; }
+FAKE_API CUresult cuCtxSynchronize(void) { return current == &primary_ctx ? OK : INVALID_CONTEXT; }
