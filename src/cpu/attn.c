@@ -385,15 +385,29 @@ static void combine_item(void *ctx, int64_t item, int slot) {
     }
 }
 
+/* Bytes rounded up to a cache line, so every part of the scratch starts on one. */
+static size_t line_up(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+/* The state's scratch, grown to at least bytes (caller holds scratch_lock); NULL when it
+ * cannot grow. Aligned to 64 bytes. */
+static unsigned char *scratch_for(kiln_cpu_state *st, size_t bytes)
+{
+    if (st->scratch_bytes < bytes) {
+        unsigned char *grown = realloc(st->scratch, bytes + 64);
+        if (!grown) return NULL;
+        st->scratch = grown;
+        st->scratch_bytes = bytes;
+    }
+    return (unsigned char *)(((uintptr_t)st->scratch + 63) & ~(uintptr_t)63);
+}
+
+/* p is validated by the core (src/core/attention.c): splits resolved to >= 1, a caller's
+ * workspace already checked to be large enough. */
 kiln_status kiln_cpu_attention(kiln_cpu_state *st, const kiln_attn_problem *p,
                                const kiln_cpu_kernels **used, int32_t *splits_used) {
     const kiln_cpu_kernels *kr = kiln_cpu_kernels_for(st->level, p->dtype);
     int threads = kiln_cpu_pool_size(st->pool);
-    int32_t splits = p->num_splits > 0
-                         ? p->num_splits
-                         : kiln_cpu_choose_splits(threads, p->batch, p->seqlen_q, p->seqlen_k,
-                                                  p->heads_q, p->head_dim);
-    if (splits < 1) splits = 1;
+    int32_t splits = p->num_splits;
     *used = kr;
     *splits_used = splits;
 
@@ -408,13 +422,27 @@ kiln_status kiln_cpu_attention(kiln_cpu_state *st, const kiln_attn_problem *p,
 
     /* Bigger row blocks amortise K/V packing; smaller ones feed more threads. */
     int64_t bm = p->head_dim <= 64 ? 1024 : p->head_dim <= 128 ? 512 : 256;
-    job.item_start = malloc(((size_t)p->batch + 1) * sizeof(int64_t));
-    job.blocks = malloc(((size_t)p->batch + 1) * sizeof(int64_t));
-    if (!job.item_start || !job.blocks) {
-        free(job.item_start);
-        free(job.blocks);
-        return kiln_fail(KILN_OUT_OF_MEMORY, "cpu attention: out of memory for the work plan");
+    size_t plan = line_up(((size_t)p->batch + 1) * sizeof(int64_t));
+    size_t slot_ptrs = line_up(sizeof(unsigned char *) * (size_t)threads);
+    size_t ws_need = kiln_split_workspace_bytes(splits, p->rows_q, p->heads_q, p->head_dim);
+    size_t ws_own = p->workspace ? 0 : line_up(ws_need);
+    /* The largest row block the loop below may settle on sizes the scratch. */
+    size_t per_slot = line_up(scratch_bytes(bm, job.dpad, kr->elem));
+
+    kiln_mutex_lock(st->scratch_lock);
+    unsigned char *base =
+        scratch_for(st, 2 * plan + slot_ptrs + per_slot * (size_t)threads + ws_own);
+    if (!base) {
+        kiln_mutex_unlock(st->scratch_lock);
+        return kiln_fail(KILN_OUT_OF_MEMORY, "cpu attention: out of memory for scratch");
     }
+    job.item_start = (int64_t *)base;
+    job.blocks = (int64_t *)(base + plan);
+    unsigned char **slots = (unsigned char **)(base + 2 * plan);
+    unsigned char *scratch = base + 2 * plan + slot_ptrs;
+    void *ws = ws_need == 0 ? NULL
+               : p->workspace ? p->workspace
+                              : scratch + per_slot * (size_t)threads;
     for (;;) {
         int64_t total = 0;
         for (int64_t b = 0; b < p->batch; b++) {
@@ -431,36 +459,6 @@ kiln_status kiln_cpu_attention(kiln_cpu_state *st, const kiln_attn_problem *p,
     job.bm = bm;
     int64_t n_items = job.item_start[p->batch];
 
-    size_t per_slot = scratch_bytes(bm, job.dpad, kr->elem);
-    unsigned char *scratch = malloc(per_slot * (size_t)threads);
-    unsigned char **slots = malloc(sizeof(unsigned char *) * (size_t)threads);
-    size_t ws_need = kiln_split_workspace_bytes(splits, p->rows_q, p->heads_q, p->head_dim);
-    void *ws = NULL, *ws_owned = NULL;
-    if (ws_need > 0) {
-        if (p->workspace) {
-            if (p->workspace_size < ws_need) {
-                free(scratch);
-                free(slots);
-                free(job.item_start);
-                free(job.blocks);
-                return kiln_fail(KILN_WORKSPACE_TOO_SMALL,
-                                 "cpu attention: workspace of %llu bytes, %d splits need %llu",
-                                 (unsigned long long)p->workspace_size, (int)splits,
-                                 (unsigned long long)ws_need);
-            }
-            ws = p->workspace;
-        } else {
-            ws = ws_owned = malloc(ws_need);
-        }
-    }
-    if (!scratch || !slots || (ws_need > 0 && !ws)) {
-        free(scratch);
-        free(slots);
-        free(ws_owned);
-        free(job.item_start);
-        free(job.blocks);
-        return kiln_fail(KILN_OUT_OF_MEMORY, "cpu attention: out of memory for scratch");
-    }
     for (int t = 0; t < threads; t++) slots[t] = scratch + per_slot * (size_t)t;
     job.scratch = slots;
     if (ws) {
@@ -480,10 +478,6 @@ kiln_status kiln_cpu_attention(kiln_cpu_state *st, const kiln_attn_problem *p,
         kiln_cpu_pool_run(st->pool, (p->rows_q + COMBINE_ROWS - 1) / COMBINE_ROWS, combine_item,
                           &cj);
     }
-    free(ws_owned);
-    free(scratch);
-    free(slots);
-    free(job.item_start);
-    free(job.blocks);
+    kiln_mutex_unlock(st->scratch_lock);
     return KILN_OK;
 }

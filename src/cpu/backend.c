@@ -78,7 +78,9 @@ static kiln_status cpu_init(int device, void **state) {
         return s;
     }
     st->pool = kiln_cpu_pool_create(st->threads);
-    if (!st->pool) {
+    st->scratch_lock = st->pool ? kiln_mutex_create() : NULL;
+    if (!st->scratch_lock) {
+        kiln_cpu_pool_free(st->pool);
         int n = st->threads;
         free(st);
         return kiln_fail(KILN_OUT_OF_MEMORY, "cpu backend: could not start %d threads", n);
@@ -92,6 +94,8 @@ static void cpu_free(void *state) {
     kiln_cpu_state *st = state;
     if (!st) return;
     kiln_cpu_pool_free(st->pool);
+    kiln_mutex_free(st->scratch_lock);
+    free(st->scratch);
     free(st);
 }
 

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "kiln.h"
+#include "platform/platform.h"
 #include "problem.h"
 
 typedef enum kiln_cpu_level {
@@ -138,6 +139,12 @@ typedef struct kiln_cpu_state {
     kiln_cpu_pool *pool;
     int threads;
     char model[64];
+    /* Work plan, per-thread scratch and split-KV partials of attention calls: grown when a
+     * call needs more, kept for the next one (no allocation per call). One call at a time
+     * uses it, as one parallel region at a time uses the pool. */
+    kiln_mutex *scratch_lock;
+    unsigned char *scratch;
+    size_t scratch_bytes;
 } kiln_cpu_state;
 
 /* Split count for a shape: deterministic in the shape and the thread count. */
