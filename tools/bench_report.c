@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "context.h"
 #include "cpu/cpu.h"
 #include "describe.h"
 #include "dtypes.h"
@@ -147,7 +148,7 @@ static char *results_json(const bench_run *run, const bench_item *items, int n) 
     time_t t = time(NULL);
     struct tm *utc = gmtime(&t);
 
-    kiln_json_init(&j);
+    tool_json_init(&j);
     kiln_json_object_begin(&j, NULL);
     kiln_json_string(&j, "suite", run->shape.kind == BENCH_ATTENTION
                                      ? (run->backend == KILN_BACKEND_CPU ? "cpu attention"
@@ -176,14 +177,10 @@ static char *results_json(const bench_run *run, const bench_item *items, int n) 
     for (int i = 0; i < n; i++) json_sample(&j, run, &items[i]);
     kiln_json_array_end(&j);
     /* The library's own description: devices, drivers, compilers and versions. */
-    char *info = tool_info_json();
-    jv *doc = info ? jv_parse(info, text, sizeof text) : NULL;
-    if (doc) jv_emit(&j, "library", doc);
-    jv_free(doc);
-    free(info);
+    kiln_info_write(&j, "library", NULL);
     kiln_json_object_end(&j);
 
-    char *pretty = jv_writer_to_pretty_json(&j);
+    char *pretty = tool_json_text(&j);
     kiln_json_free(&j);
     return pretty;
 }

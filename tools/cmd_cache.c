@@ -47,7 +47,7 @@ static int cache_ls(const char *dir, int json) {
     size_t count = 0;
     l.json = json;
     if (json) {
-        kiln_json_init(&l.j);
+        tool_json_init(&l.j);
         kiln_json_object_begin(&l.j, NULL);
         kiln_json_string(&l.j, "dir", dir);
         kiln_json_array_begin(&l.j, "entries");
@@ -58,9 +58,7 @@ static int cache_ls(const char *dir, int json) {
     if (json) {
         kiln_json_array_end(&l.j);
         kiln_json_object_end(&l.j);
-        char *pretty = st == KILN_OK ? jv_writer_to_pretty_json(&l.j) : NULL;
-        if (pretty) fputs(pretty, stdout);
-        free(pretty);
+        if (st == KILN_OK) tool_json_print(stdout, &l.j, "kiln cache ls");
         kiln_json_free(&l.j);
     }
     if (st != KILN_OK) {

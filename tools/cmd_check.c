@@ -187,7 +187,7 @@ static int run(const tool_cmd *self, int argc, char **argv) {
     checker c = {0};
     c.json = json;
     if (json) {
-        kiln_json_init(&c.out);
+        tool_json_init(&c.out);
         kiln_json_object_begin(&c.out, NULL);
         kiln_json_string(&c.out, "kiln_version", kiln_version_string());
         kiln_json_array_begin(&c.out, "checks");
@@ -210,10 +210,7 @@ static int run(const tool_cmd *self, int argc, char **argv) {
         kiln_json_int(&c.out, "passed", c.passed);
         kiln_json_int(&c.out, "failed", c.failed);
         kiln_json_object_end(&c.out);
-        char *pretty = jv_writer_to_pretty_json(&c.out);
-        if (pretty) fputs(pretty, stdout);
-        else fprintf(stderr, "kiln check: out of memory writing JSON\n");
-        free(pretty);
+        tool_json_print(stdout, &c.out, "kiln check");
         kiln_json_free(&c.out);
     } else {
         printf("\n%d passed, %d failed\n", c.passed, c.failed);

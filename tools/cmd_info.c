@@ -5,6 +5,7 @@
 #include "args.h"
 #include "describe.h"
 #include "jsonv.h"
+#include "context.h"
 #include "kiln.h"
 
 static int run(const tool_cmd *self, int argc, char **argv) {
@@ -15,6 +16,14 @@ static int run(const tool_cmd *self, int argc, char **argv) {
     };
     tool_parse(self, argc, argv, opts, NULL, 0);
 
+    if (json) {
+        kiln_json j;
+        tool_json_init(&j);
+        kiln_info_write(&j, NULL, NULL);
+        int oom = tool_json_print(stdout, &j, "kiln info");
+        kiln_json_free(&j);
+        return oom ? TOOL_EXIT_FAIL : TOOL_EXIT_OK;
+    }
     char *text = tool_info_json();
     if (!text) return TOOL_EXIT_FAIL;
     char err[128];
@@ -25,13 +34,7 @@ static int run(const tool_cmd *self, int argc, char **argv) {
         free(text);
         return TOOL_EXIT_FAIL;
     }
-    if (json) {
-        char *pretty = jv_to_pretty_json(doc);
-        fputs(pretty ? pretty : text, stdout);
-        free(pretty);
-    } else {
-        jv_print_text(stdout, doc);
-    }
+    jv_print_text(stdout, doc);
     jv_free(doc);
     free(text);
     return TOOL_EXIT_OK;

@@ -11,7 +11,7 @@
 static void print_json(const kiln_target *t, size_t n) {
     kiln_json j;
     char aot[1024];
-    kiln_json_init(&j);
+    tool_json_init(&j);
     kiln_json_object_begin(&j, NULL);
     kiln_json_string(&j, "aot_dir", kiln_aot_dir(aot, sizeof aot) == 0 ? aot : NULL);
     kiln_json_array_begin(&j, "targets");
@@ -34,10 +34,7 @@ static void print_json(const kiln_target *t, size_t n) {
     }
     kiln_json_array_end(&j);
     kiln_json_object_end(&j);
-    char *pretty = jv_writer_to_pretty_json(&j);
-    if (pretty) fputs(pretty, stdout);
-    else fprintf(stderr, "kiln targets: out of memory writing JSON\n");
-    free(pretty);
+    tool_json_print(stdout, &j, "kiln targets");
     kiln_json_free(&j);
 }
 

@@ -334,132 +334,28 @@ void jv_print_text(FILE *f, const jv *v) {
     print_block(f, v, 0, 0);
 }
 
-void jv_emit(kiln_json *out, const char *key, const jv *v) {
-    switch (v->type) {
-    case JV_NULL: kiln_json_null(out, key); break;
-    case JV_BOOL: kiln_json_bool(out, key, v->boolean); break;
-    case JV_STRING: kiln_json_string(out, key, v->text); break;
-    case JV_NUMBER:
-        if (strpbrk(v->text, ".eE")) kiln_json_number(out, key, strtod(v->text, NULL));
-        else kiln_json_int(out, key, (int64_t)strtoll(v->text, NULL, 10));
-        break;
-    case JV_ARRAY:
-    case JV_OBJECT:
-        if (v->type == JV_ARRAY) kiln_json_array_begin(out, key);
-        else kiln_json_object_begin(out, key);
-        for (const jv *c = v->child; c; c = c->next) jv_emit(out, c->key, c);
-        if (v->type == JV_ARRAY) kiln_json_array_end(out);
-        else kiln_json_object_end(out);
-        break;
-    }
+void tool_json_init(kiln_json *j) {
+    kiln_json_init(j);
+    j->indent = 2;
+    j->digits = 10;
 }
 
-typedef struct strbuf {
-    char *buf;
-    size_t len, cap;
-    int oom;
-} strbuf;
-
-static void sb_put(strbuf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *nb = realloc(b->buf, cap);
-        if (!nb) {
-            b->oom = 1;
-            return;
-        }
-        b->buf = nb;
-        b->cap = cap;
-    }
-    memcpy(b->buf + b->len, s, n);
-    b->len += n;
-    b->buf[b->len] = '\0';
-}
-
-static void sb_str(strbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-static void sb_indent(strbuf *b, int indent) {
-    for (int i = 0; i < indent; i++) sb_put(b, " ", 1);
-}
-
-static void sb_quoted(strbuf *b, const char *s) {
-    sb_put(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        char esc[8];
-        if (c == '"' || c == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)c;
-            sb_put(b, esc, 2);
-        } else if (c < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            sb_str(b, esc);
-        } else {
-            sb_put(b, s, 1);
-        }
-    }
-    sb_put(b, "\"", 1);
-}
-
-/* Containers holding only scalars stay on one line, so a sample reads as one row. */
-static void sb_value(strbuf *b, const jv *v, int indent) {
-    char num[64];
-    switch (v->type) {
-    case JV_NULL: sb_str(b, "null"); return;
-    case JV_BOOL: sb_str(b, v->boolean ? "true" : "false"); return;
-    case JV_STRING: sb_quoted(b, v->text); return;
-    case JV_NUMBER:
-        if (strpbrk(v->text, ".eE")) {
-            snprintf(num, sizeof num, "%.10g", strtod(v->text, NULL));
-            sb_str(b, num);
-        } else {
-            sb_str(b, v->text);
-        }
-        return;
-    case JV_ARRAY:
-    case JV_OBJECT: break;
-    }
-    int flat = 1;
-    for (const jv *c = v->child; c; c = c->next)
-        if (!is_scalar(c)) flat = 0;
-    sb_str(b, v->type == JV_ARRAY ? "[" : "{");
-    for (const jv *c = v->child; c; c = c->next) {
-        if (flat) {
-            if (c != v->child) sb_str(b, ", ");
-        } else {
-            sb_str(b, c == v->child ? "\n" : ",\n");
-            sb_indent(b, indent + 2);
-        }
-        if (c->key) {
-            sb_quoted(b, c->key);
-            sb_str(b, ": ");
-        }
-        sb_value(b, c, indent + 2);
-    }
-    if (!flat) {
-        sb_str(b, "\n");
-        sb_indent(b, indent);
-    }
-    sb_str(b, v->type == JV_ARRAY ? "]" : "}");
-}
-
-char *jv_to_pretty_json(const jv *v) {
-    strbuf b = {0};
-    sb_value(&b, v, 0);
-    sb_str(&b, "\n");
-    if (b.oom) {
-        free(b.buf);
-        return NULL;
-    }
-    return b.buf;
-}
-
-char *jv_writer_to_pretty_json(const kiln_json *j) {
-    char err[128];
-    jv *doc = j->oom || !j->buf ? NULL : jv_parse(j->buf, err, sizeof err);
-    char *text = doc ? jv_to_pretty_json(doc) : NULL;
-    jv_free(doc);
+char *tool_json_text(const kiln_json *j) {
+    if (j->oom || !j->buf) return NULL;
+    char *text = malloc(j->len + 2);
+    if (!text) return NULL;
+    memcpy(text, j->buf, j->len);
+    text[j->len] = '\n';
+    text[j->len + 1] = '\0';
     return text;
+}
+
+int tool_json_print(FILE *f, const kiln_json *j, const char *what) {
+    if (j->oom || !j->buf) {
+        fprintf(stderr, "%s: out of memory writing JSON\n", what);
+        return 1;
+    }
+    fputs(j->buf, f);
+    fputc('\n', f);
+    return 0;
 }

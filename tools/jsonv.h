@@ -1,7 +1,7 @@
 /*
- * A small JSON reader for the text kiln_info_json() writes: `kiln info` renders it for
- * people, and the benchmark copies it into its results so every file says what machine and
- * library produced it.
+ * JSON in the tool. Writing: kiln_json (src/core/json.h) indented for people
+ * (tool_json_init / tool_json_print). Reading: a small parser for the text
+ * kiln_info_json() writes, which `kiln info` renders as "key: value" lines.
  */
 #ifndef KILN_TOOL_JSONV_H
 #define KILN_TOOL_JSONV_H
@@ -32,13 +32,13 @@ const char *jv_get_text(const jv *v, const char *key);
 
 /* "key: value" lines, nested objects and arrays indented by two spaces per level. */
 void jv_print_text(FILE *f, const jv *v);
-/* Writes v under key (NULL inside arrays) into an open kiln_json writer. */
-void jv_emit(kiln_json *out, const char *key, const jv *v);
-/* Indented JSON text of v ending in a newline, malloc'd (NULL when out of memory).
- * Fractions are written with 10 significant digits, enough for any measured figure and
- * free of binary round-off tails. */
-char *jv_to_pretty_json(const jv *v);
-/* The same for everything a kiln_json writer holds (NULL if it ran out of memory). */
-char *jv_writer_to_pretty_json(const kiln_json *j);
+/* A writer that indents by two spaces and writes fractions with 10 significant digits
+ * (enough for any measured figure, free of binary round-off tails). */
+void tool_json_init(kiln_json *j);
+/* The writer's text and a newline on f; 1 after reporting on stderr that it ran out of
+ * memory (what names the command), else 0. */
+int tool_json_print(FILE *f, const kiln_json *j, const char *what);
+/* The same text malloc'd (NULL when out of memory). */
+char *tool_json_text(const kiln_json *j);
 
 #endif

@@ -21,6 +21,10 @@ typedef struct kiln_backend_decision {
 } kiln_backend_decision;
 kiln_status kiln_backend_decide(kiln_backend_decision *out);
 
+/* Writes kiln_info_json()'s object under key (NULL: as a value) into an open writer, so
+ * the tool embeds or indents it without parsing its text. */
+void kiln_info_write(kiln_json *j, const char *key, kiln_context *ctx);
+
 /* Records what ran for kiln_last_dispatch() on this thread (formatted when asked). */
 void kiln_dispatch_record(kiln_backend backend, const kiln_dispatch_note *note);
 

@@ -36,45 +36,51 @@ static void describe_backend(kiln_json *j, const kiln_backend_iface *iface, kiln
     kiln_json_object_end(j);
 }
 
-kiln_status kiln_info_json(kiln_context *ctx, char *buf, size_t cap, size_t *needed)
+void kiln_info_write(kiln_json *j, const char *key, kiln_context *ctx)
 {
     static const kiln_backend kinds[] = {KILN_BACKEND_CPU, KILN_BACKEND_CUDA, KILN_BACKEND_HIP};
-    size_t n_built;
+    size_t n_built, i;
     const kiln_backend_iface *const *built = kiln_backends(&n_built);
     kiln_backend_decision decision;
     kiln_status decided;
+
+    kiln_json_object_begin(j, key);
+    kiln_json_string(j, "version", kiln_version_string());
+    kiln_json_int(j, "version_number", kiln_version());
+    if (ctx) kiln_json_string(j, "context_backend", kiln_backend_name(ctx->iface->kind));
+    kiln_json_array_begin(j, "backends");
+    for (i = 0; i < n_built; i++) describe_backend(j, built[i], ctx);
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!kiln_backend_lookup(kinds[i])) describe_missing(j, kinds[i]);
+    kiln_json_array_end(j);
+    decided = kiln_backend_decide(&decision);
+    kiln_json_object_begin(j, "auto");
+    if (decided == KILN_OK) {
+        kiln_json_string(j, "backend", kiln_backend_name(decision.backend));
+        kiln_json_string(j, "reason", decision.reason);
+    } else {
+        kiln_json_null(j, "backend");
+        kiln_json_string(j, "reason", kiln_last_error());
+    }
+    kiln_json_object_end(j);
+    for (i = 0; i < n_built; i++) {
+        size_t k;
+        if (!built[i]->describe_build) continue;
+        for (k = 0; k < i && built[k]->describe_build != built[i]->describe_build; k++) {}
+        if (k == i) built[i]->describe_build(j);
+    }
+    kiln_json_object_end(j);
+}
+
+kiln_status kiln_info_json(kiln_context *ctx, char *buf, size_t cap, size_t *needed)
+{
     kiln_json j;
     size_t i;
     kiln_error_clear();
     KILN_FAIL_IF(!buf && cap > 0, KILN_INVALID_ARGUMENT, "buf is NULL but cap is %zu", cap);
 
     kiln_json_init(&j);
-    kiln_json_object_begin(&j, NULL);
-    kiln_json_string(&j, "version", kiln_version_string());
-    kiln_json_int(&j, "version_number", kiln_version());
-    if (ctx) kiln_json_string(&j, "context_backend", kiln_backend_name(ctx->iface->kind));
-    kiln_json_array_begin(&j, "backends");
-    for (i = 0; i < n_built; i++) describe_backend(&j, built[i], ctx);
-    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (!kiln_backend_lookup(kinds[i])) describe_missing(&j, kinds[i]);
-    kiln_json_array_end(&j);
-    decided = kiln_backend_decide(&decision);
-    kiln_json_object_begin(&j, "auto");
-    if (decided == KILN_OK) {
-        kiln_json_string(&j, "backend", kiln_backend_name(decision.backend));
-        kiln_json_string(&j, "reason", decision.reason);
-    } else {
-        kiln_json_null(&j, "backend");
-        kiln_json_string(&j, "reason", kiln_last_error());
-    }
-    kiln_json_object_end(&j);
-    for (i = 0; i < n_built; i++) {
-        size_t k;
-        if (!built[i]->describe_build) continue;
-        for (k = 0; k < i && built[k]->describe_build != built[i]->describe_build; k++) {}
-        if (k == i) built[i]->describe_build(&j);
-    }
-    kiln_json_object_end(&j);
+    kiln_info_write(&j, NULL, ctx);
 
     if (j.oom) {
         kiln_json_free(&j);

@@ -63,14 +63,33 @@ static void quoted(kiln_json *j, const char *s)
     put(j, "\"", 1);
 }
 
+/* With indent: a line break and the indentation of the current depth. */
+static void newline(kiln_json *j, int depth)
+{
+    static const char spaces[] = "                                ";
+    if (!j->indent) return;
+    put(j, "\n", 1);
+    for (int n = depth * j->indent; n > 0; n -= (int)sizeof spaces - 1)
+        put(j, spaces, (size_t)(n < (int)sizeof spaces - 1 ? n : (int)sizeof spaces - 1));
+}
+
 static void member(kiln_json *j, const char *key)
 {
     if (!j->first[j->depth]) put(j, ",", 1);
+    if (j->len > 0) newline(j, j->depth);
     j->first[j->depth] = 0;
     if (key) {
         quoted(j, key);
-        put(j, ":", 1);
+        put(j, j->indent ? ": " : ":", j->indent ? 2 : 1);
     }
+}
+
+static void close_(kiln_json *j, const char *br)
+{
+    int had_members = !j->first[j->depth];
+    if (j->depth > 0) j->depth--;
+    if (had_members) newline(j, j->depth);
+    put(j, br, 1);
 }
 
 static void open_(kiln_json *j, const char *key, const char *br)
@@ -84,17 +103,8 @@ static void open_(kiln_json *j, const char *key, const char *br)
 void kiln_json_object_begin(kiln_json *j, const char *key) { open_(j, key, "{"); }
 void kiln_json_array_begin(kiln_json *j, const char *key) { open_(j, key, "["); }
 
-void kiln_json_object_end(kiln_json *j)
-{
-    if (j->depth > 0) j->depth--;
-    put(j, "}", 1);
-}
-
-void kiln_json_array_end(kiln_json *j)
-{
-    if (j->depth > 0) j->depth--;
-    put(j, "]", 1);
-}
+void kiln_json_object_end(kiln_json *j) { close_(j, "}"); }
+void kiln_json_array_end(kiln_json *j) { close_(j, "]"); }
 
 void kiln_json_string(kiln_json *j, const char *key, const char *value)
 {
@@ -119,7 +129,7 @@ void kiln_json_number(kiln_json *j, const char *key, double value)
         puts_(j, "null");
         return;
     }
-    snprintf(b, sizeof b, "%.17g", value);
+    snprintf(b, sizeof b, "%.*g", j->digits > 0 && j->digits < 17 ? j->digits : 17, value);
     puts_(j, b);
 }
 

@@ -11,8 +11,11 @@ typedef struct kiln_json {
     int depth;
     unsigned char first[32]; /* per depth: no element written yet */
     int oom;
+    int indent; /* spaces per level, one member per line; 0: compact, on one line */
+    int digits; /* significant digits of non-integer numbers; 0: 17 (exact round trip) */
 } kiln_json;
 
+/* A compact writer; set indent (and digits) afterwards for text meant for people. */
 void kiln_json_init(kiln_json *j);
 void kiln_json_free(kiln_json *j);
 /* key is NULL inside arrays and for the top-level value. */
