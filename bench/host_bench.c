@@ -9,7 +9,10 @@
  *
  * Cases: "fixed" is the reference protocol's shape (B=1, H=16, D=64, S=128, bf16; f32 on
  * the CPU), "decode_paged" suite 3's (q length 1, B=64, 32 query / 8 KV heads, D=128, KV
- * 4096 in pages of 16, split-KV as chosen), "silu" a small silu_and_mul (8 x 2*4096).
+ * 4096 in pages of 16, split-KV as chosen), "silu" a small silu_and_mul (8 x 2*4096),
+ * and "fixed_empty" the fixed case with no query rows: every check and the variant lookup
+ * run but nothing is launched, so fixed minus fixed_empty is what the driver's launch
+ * costs.
  * On the CPU backend a call also does the work, so there the figures say little about the
  * host path; with KILN_CUDA_DRIVER_PATH naming tests' fake driver (libkiln_fake_cuda.so)
  * the CUDA backend's host path runs without a GPU: compare such figures only as ratios.
@@ -163,11 +166,13 @@ int main(int argc, char **argv)
     kiln_dtype dt = cpu ? KILN_F32 : KILN_BF16;
     size_t es = cpu ? 4 : 2;
     kiln_attention_params_init(&d.prm);
-    bench_case cases[3];
+    enum { NCASES = 4 };
+    bench_case cases[NCASES];
     memset(cases, 0, sizeof cases);
     cases[0].name = "fixed";
     cases[1].name = "decode_paged";
     cases[2].name = "silu";
+    cases[3].name = "fixed_empty";
     int failed = 0;
 
     /* fixed: q, k, v, out [1, 128, 16, 64] */
@@ -177,6 +182,12 @@ int main(int argc, char **argv)
     failed |= tensor(&d.v, device_buffer(d.ctx, n, es, 0, 0), dt, 4, 1, 128, 16, 64);
     failed |= tensor(&d.out, device_buffer(d.ctx, n, es, 0, 0), dt, 4, 1, 128, 16, 64);
     if (!failed) failed |= measure(&d, call_fixed, calls, rounds, &cases[0]);
+    kiln_tensor q_full = d.q, k_full = d.k, v_full = d.v, out_full = d.out;
+    failed |= tensor(&d.q, q_full.data, dt, 4, 1, 0, 16, 64);
+    failed |= tensor(&d.out, out_full.data, dt, 4, 1, 0, 16, 64);
+    if (!failed) failed |= measure(&d, call_fixed, calls, rounds, &cases[3]);
+    (void)k_full;
+    (void)v_full;
 
     /* decode_paged: q, out [64, 1, 32, 128]; caches [64 * 256 pages, 16, 8, 128] */
     const int64_t B = 64, pages = 4096 / 16;
@@ -203,7 +214,7 @@ int main(int argc, char **argv)
            kiln_backend_name(kiln_context_backend(d.ctx)), rounds, calls);
     printf("%-14s %10s %10s %12s %7s  %s\n", "case", "median us", "best us", "calls/s",
            "splits", "variant");
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NCASES; i++)
         printf("%-14s %10.3f %10.3f %12.0f %7d  %s\n", cases[i].name, cases[i].median_us,
                cases[i].best_us, cases[i].median_us > 0 ? 1e6 / cases[i].median_us : 0,
                (int)cases[i].splits, cases[i].variant);
@@ -218,12 +229,12 @@ int main(int argc, char **argv)
                    "  \"cases\": [\n",
                 kiln_version_string(), kiln_backend_name(kiln_context_backend(d.ctx)), calls,
                 rounds);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < NCASES; i++)
             fprintf(f,
                     "    {\"name\": \"%s\", \"median_us\": %.4f, \"best_us\": %.4f, "
                     "\"splits\": %d, \"variant\": \"%s\"}%s\n",
                     cases[i].name, cases[i].median_us, cases[i].best_us, (int)cases[i].splits,
-                    cases[i].variant, i < 2 ? "," : "");
+                    cases[i].variant, i < NCASES - 1 ? "," : "");
         fprintf(f, "  ]\n}\n");
         fclose(f);
     }
