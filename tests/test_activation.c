@@ -1,6 +1,6 @@
 /* Gated activations vs the fp64 reference: silu, gelu (erf) and gelu_tanh in every dtype,
  * ranks 1 to 4, padded and permuted leading dimensions, widths that leave vector tails. */
-#include "test_conformance.h"
+#include "conformance.h"
 
 typedef struct act_case {
     kiln_activation act;

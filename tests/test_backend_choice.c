@@ -1,6 +1,6 @@
 /* Every rule of kiln_backend_choose(), Linux and Windows, on any machine. */
 #include "backend_choice.h"
-#include "check.h"
+#include "test_check.h"
 
 #define EXPECT_CHOICE(in_, backend_, status_, reason_part_)                                  \
     do {                                                                                     \

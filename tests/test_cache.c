@@ -11,7 +11,7 @@
  * The child is tests/helpers/cache_worker; the build passes its path as KILN_CACHE_WORKER.
  */
 #include "cache_worker.h"
-#include "check.h"
+#include "test_check.h"
 
 static char worker[1200];
 

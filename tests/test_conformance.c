@@ -1,6 +1,6 @@
 /* Fixed-length attention vs the fp64 reference: dtypes x head dims, GQA ratios, causal at
  * every seqlen_q / seqlen_k relation, sliding windows, soft-cap, ALiBi, LSE, strides. */
-#include "test_conformance.h"
+#include "conformance.h"
 
 static const kiln_dtype dtypes[] = {KILN_BF16, KILN_F16, KILN_F32};
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])

@@ -1,7 +1,7 @@
 /* Paged-KV attention vs the fp64 reference: decode (dense q) and batch prefill (packed q),
  * page sizes 16 and 64, pages in shuffled order and shared between sequences, empty and
  * partially filled pages, and stale NaN in cache slots no sequence uses. */
-#include "test_conformance.h"
+#include "conformance.h"
 
 static const kiln_dtype dtypes[] = {KILN_BF16, KILN_F16, KILN_F32};
 

@@ -4,7 +4,7 @@
  * hand-written case names get exercised. Each failure prints the full case; KILN_TEST_SEED
  * replays a run and KILN_TEST_CASES sets how many cases each target runs.
  */
-#include "test_conformance.h"
+#include "conformance.h"
 
 static uint64_t seed = 20261130;
 static int64_t cases = 150;

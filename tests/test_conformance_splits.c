@@ -1,7 +1,7 @@
 /* Split-KV vs the fp64 reference: num_splits 1, 2, 3, 7 and 0 (automatic), with and without
  * a caller workspace sized by kiln_attention_workspace_size, in every mode; splits that see
  * no key (causal, windows, more splits than keys) must combine to the exact result. */
-#include "test_conformance.h"
+#include "conformance.h"
 
 static const int32_t splits[] = {1, 2, 3, 7, 0};
 #define NSPLITS (sizeof splits / sizeof splits[0])

@@ -4,7 +4,7 @@
  * dtypes, modes and split counts, while the others run. Afterwards every output must match
  * the fp64 reference, and each thread's kiln_last_dispatch() must describe its own last call.
  */
-#include "test_conformance.h"
+#include "conformance.h"
 
 enum { THREADS = 4, REPEATS = 40 };
 

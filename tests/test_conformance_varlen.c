@@ -1,6 +1,6 @@
 /* Variable-length attention vs the fp64 reference: empty sequences, per-sequence
  * seqlen_q > seqlen_k under causal, trailing rows no sequence covers, strides, GQA, masks. */
-#include "test_conformance.h"
+#include "conformance.h"
 
 static const kiln_dtype dtypes[] = {KILN_BF16, KILN_F16, KILN_F32};
 

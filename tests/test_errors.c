@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 
-#include "check.h"
+#include "test_check.h"
 #include "half.h"
 
 #define ARENA_BYTES (64 * 1024)

@@ -5,7 +5,7 @@
  * variables point at files that do not exist, so this runs the same on machines with and
  * without GPUs (and under Wine, where the loader fails with error 126 as on Windows).
  */
-#include "check.h"
+#include "test_check.h"
 #include "platform/platform.h"
 
 int main(void)

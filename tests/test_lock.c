@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "test_check.h"
 #include "platform/platform.h"
 
 static char holder[1024];

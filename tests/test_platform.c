@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "test_check.h"
 #include "platform/platform.h"
 
 static int on_windows(void) { return kiln_fs_sep() == '\\'; }

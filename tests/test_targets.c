@@ -2,7 +2,7 @@
  * variant set (src/gpu/targets.h, src/gpu/variants.h). No GPU needed. */
 #include <string.h>
 
-#include "check.h"
+#include "test_check.h"
 #include "gpu/code_object.h"
 #include "gpu/kernel_source.h"
 #include "gpu/targets.h"

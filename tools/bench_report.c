@@ -12,7 +12,7 @@
 #include "json.h"
 #include "jsonv.h"
 #include "platform/platform.h"
-#include "variant.h"
+#include "variant_key.h"
 
 static int over_tolerance(const bench_item *it) {
     return it->verified && !(it->max_err <= tool_tolerance(it->dtype));

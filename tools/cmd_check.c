@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "args.h"
-#include "conformance.h"
+#include "check_cases.h"
 #include "cpu/cpu.h"
 #include "dtypes.h"
 #include "json.h"

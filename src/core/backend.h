@@ -9,7 +9,7 @@
 #include "kiln.h"
 #include "json.h"
 #include "problem.h"
-#include "variant.h"
+#include "variant_key.h"
 
 #define KILN_BACKEND_IFACE_VERSION 2
 

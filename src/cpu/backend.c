@@ -7,7 +7,7 @@
 #include "cpu.h"
 #include "error.h"
 #include "platform/platform.h"
-#include "variant.h"
+#include "variant_key.h"
 
 static int level_compiled(kiln_cpu_level level) {
     switch (level) {

@@ -7,7 +7,7 @@
 
 #include "error.h"
 #include "platform/platform.h"
-#include "variant.h"
+#include "variant_key.h"
 
 static const kiln_dtype kAttnDtypes[] = {KILN_F16, KILN_BF16};
 static const kiln_dtype kActDtypes[] = {KILN_F32, KILN_F16, KILN_BF16};

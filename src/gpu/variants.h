@@ -1,6 +1,6 @@
 /*
  * The GPU kernel variants: which instances exist, how each is compiled (source file, macro
- * definitions, kernel name), its canonical key (src/core/variant.h) and how it is called
+ * definitions, kernel name), its canonical key (src/core/variant_key.h) and how it is called
  * (arguments, launch geometry).
  *
  * Generic tier (SIMT), compact by design so that "every variant" stays small:
@@ -31,7 +31,7 @@
 
 #include "kiln.h"
 #include "problem.h"
-#include "variant.h"
+#include "variant_key.h"
 #include "../../kernels/kiln_args.h"
 #include "../../kernels/attention_mma.h"
 #include "targets.h"
@@ -93,7 +93,7 @@ kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,
 
 /* Canonical key ("attn_fwd.bf16.d128.causal.paged.generic"). */
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap);
-/* The variant as the fields of its key (formatted later, src/core/variant.h). */
+/* The variant as the fields of its key (formatted later, src/core/variant_key.h). */
 void kiln_gpu_variant_desc(const kiln_gpu_variant *v, kiln_variant_desc *d);
 /* A small integer, distinct for distinct variants: what a context's table of loaded
  * functions is keyed by. */

@@ -12,7 +12,7 @@
  *     KILN_TEST_SEED.
  * It runs on the CPU, or on the GPU backend KILN_TEST_BACKEND names (cuda, hip).
  */
-#include "test_conformance.h"
+#include "conformance.h"
 
 typedef struct reader {
     const uint8_t *p;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../check.h"
+#include "test_check.h"
 #include "gpu/aot.h"
 #include "gpu/gpu.h"
 #include "gpu/targets.h"

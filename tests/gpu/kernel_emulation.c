@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../check.h"
+#include "test_check.h"
 #include "emulated_kernels.h"
 #include "reference.h"
 

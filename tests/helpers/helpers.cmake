@@ -5,7 +5,7 @@ add_executable(lock_holder ${CMAKE_CURRENT_LIST_DIR}/lock_holder.c)
 target_include_directories(lock_holder PRIVATE ${PROJECT_SOURCE_DIR}/include
   ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(lock_holder PRIVATE ${KILN_WARNINGS})
-target_link_libraries(lock_holder PRIVATE kiln_static)
+target_link_libraries(lock_holder PRIVATE kiln_testing kiln_static)
 set_target_properties(lock_holder PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
 
 if(TARGET test_lock)
@@ -19,7 +19,7 @@ if(TARGET test_cache)
   target_include_directories(cache_worker PRIVATE ${PROJECT_SOURCE_DIR}/include
   ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
   target_compile_options(cache_worker PRIVATE ${KILN_WARNINGS})
-  target_link_libraries(cache_worker PRIVATE kiln_static)
+  target_link_libraries(cache_worker PRIVATE kiln_testing kiln_static)
   set_target_properties(cache_worker PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
 
   add_dependencies(test_cache cache_worker)

@@ -1,7 +1,7 @@
-/* Canonical variant keys (format in variant.h). */
+/* Canonical variant keys (format in variant_key.h). */
 #include <stdio.h>
 
-#include "variant.h"
+#include "variant_key.h"
 
 const char *kiln_mode_name(kiln_attn_mode mode)
 {

@@ -4,7 +4,7 @@
  * go on so one run reports every failure. check_finish() turns the tally into the exit
  * code ctest reads: 0 pass, 1 fail, 77 skipped (nothing ran).
  *
- * Single-header and per-program: each test is one .c file that includes this once.
+ * Part of the testing library (src/testing): each test is one program linking it.
  */
 #ifndef KILN_TESTS_CHECK_H
 #define KILN_TESTS_CHECK_H
@@ -19,58 +19,21 @@
 
 #define CHECK_SKIP_CODE 77
 
-static struct {
+/* The tally of the running program (one per process: src/testing/check.c). */
+typedef struct check_state {
     long checks, failures, ran, skipped;
     char label[256];
-} check_state_;
+} check_state;
+extern check_state check_state_;
 
 /* Names the case now running; printed with every failure until the next call. */
-static inline void check_case(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(check_state_.label, sizeof check_state_.label, fmt, ap);
-    va_end(ap);
-}
-
-static inline void check_fail_(const char *file, int line, const char *fmt, ...) {
-    va_list ap;
-    check_state_.failures++;
-    fprintf(stderr, "FAIL %s:%d [%s]: ", file, line, check_state_.label);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
-}
-
+void check_case(const char *fmt, ...);
+void check_fail_(const char *file, int line, const char *fmt, ...);
 static inline void check_note_ran(void) { check_state_.ran++; }
 
-static inline void check_note_skip(const char *fmt, ...) {
-    va_list ap;
-    check_state_.skipped++;
-    printf("SKIP ");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-}
-
+void check_note_skip(const char *fmt, ...);
 /* Whole word: the name is not part of a longer identifier in s ("q" in "q's", not "seq"). */
-static inline int check_has_word_(const char *s, const char *word) {
-    size_t n = strlen(word);
-    if (!s || n == 0) return 0;
-    for (const char *p = strstr(s, word); p; p = strstr(p + 1, word)) {
-        int before = p > s && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
-                               (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
-        char c = p[n];
-        int after = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9');
-        if (!before && !after) return 1;
-    }
-    return 0;
-}
-
+int check_has_word_(const char *s, const char *word);
 #define CHECK(cond)                                                                          \
     do {                                                                                     \
         check_state_.checks++;                                                               \
@@ -147,20 +110,5 @@ static inline int check_has_word_(const char *s, const char *word) {
     } while (0)
 
 /* Ends a test program: prints the tally and returns the exit code for ctest. */
-static inline int check_finish(const char *program) {
-    if (check_state_.failures) {
-        printf("%s: %ld of %ld checks FAILED (%ld cases ran, %ld skipped)\n", program,
-               check_state_.failures, check_state_.checks, check_state_.ran,
-               check_state_.skipped);
-        return 1;
-    }
-    if (check_state_.ran == 0 && check_state_.checks == 0) {
-        printf("%s: skipped (%ld cases skipped)\n", program, check_state_.skipped);
-        return CHECK_SKIP_CODE;
-    }
-    printf("%s: %ld checks passed (%ld cases ran, %ld skipped)\n", program,
-           check_state_.checks, check_state_.ran, check_state_.skipped);
-    return 0;
-}
-
+int check_finish(const char *program);
 #endif

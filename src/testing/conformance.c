@@ -1,68 +1,21 @@
-/*
- * Conformance driver shared by the tests/test_conformance*.c and test_activation*.c
- * programs: runs one op on every backend this machine has against the fp64 reference.
- *
- * Targets: the CPU at every SIMD level the processor supports (KILN_CPU_SIMD set before each
- * context is created), and a GPU backend when one starts (KILN_TEST_BACKEND=cuda|hip makes
- * it mandatory). A program's first argument picks "cpu", "gpu" or (default) both, so ctest
- * can list the GPU run separately and report it skipped where there is no GPU.
- *
- * Every case: inputs are random in [-1, 1] rounded to the dtype; memory outside a view
- * (padding, unused cache slots) holds NaN so reading it shows; outputs are poisoned with NaN
- * so an element left unwritten shows, and bytes outside the output view must keep the
- * poison. Data reaches the device through kiln_ctx_alloc / copy, so one case runs anywhere.
- */
-#ifndef KILN_TESTS_CONFORMANCE_H
-#define KILN_TESTS_CONFORMANCE_H
+/* The conformance driver (src/testing/conformance.h). */
+#include "conformance.h"
 
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "check.h"
-#include "context.h"
-#include "half.h"
-#include "platform/platform.h"
-#include "reference.h"
-
-/* ---- random numbers (splitmix64: same stream on every platform) ---------------------- */
-
-typedef struct tc_rng {
-    uint64_t s;
-} tc_rng;
-
-static inline uint64_t tc_next(tc_rng *r) {
+uint64_t tc_next(tc_rng *r) {
     uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 
-static inline double tc_uniform(tc_rng *r) { /* [-1, 1) */
+double tc_uniform(tc_rng *r) { /* [-1, 1) */
     return (double)(tc_next(r) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
-static inline int64_t tc_below(tc_rng *r, int64_t n) { return (int64_t)(tc_next(r) % (uint64_t)n); }
+int64_t tc_below(tc_rng *r, int64_t n) { return (int64_t)(tc_next(r) % (uint64_t)n); }
 
-/* ---- targets ------------------------------------------------------------------------- */
-
-typedef struct tc_target {
-    kiln_backend backend;
-    const char *simd; /* KILN_CPU_SIMD value, NULL for GPUs */
-    int required;     /* failing to start is a failure, not a skip */
-} tc_target;
-
-typedef struct tc_env {
-    kiln_context *ctx;
-    kiln_backend backend;
-    const char *simd;
-    char label[32];
-    int reported_target, simd_mismatch;
-} tc_env;
-
-static inline int tc_cpu_has(const char *level) {
+int tc_cpu_has(const char *level) {
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     __builtin_cpu_init();
     if (strcmp(level, "avx2") == 0)
@@ -76,7 +29,7 @@ static inline int tc_cpu_has(const char *level) {
     return strcmp(level, "scalar") == 0;
 }
 
-static inline int tc_targets(const char *which, tc_target *t) {
+int tc_targets(const char *which, tc_target *t) {
     static const char *const levels[] = {"scalar", "avx2", "avx512", "avx512bf16"};
     char want[16] = "";
     int n = 0, cpu = 1, gpu = 1;
@@ -100,7 +53,7 @@ static inline int tc_targets(const char *which, tc_target *t) {
 }
 
 /* Runs body(env) once per target this machine has; returns the exit code for ctest. */
-static inline int tc_main(int argc, char **argv, const char *program, void (*body)(tc_env *)) {
+int tc_main(int argc, char **argv, const char *program, void (*body)(tc_env *)) {
     tc_target targets[8];
     int n = tc_targets(argc > 1 ? argv[1] : NULL, targets);
     for (int i = 0; i < n; i++) {
@@ -135,23 +88,14 @@ static inline int tc_main(int argc, char **argv, const char *program, void (*bod
     return check_finish(program);
 }
 
-/* ---- tensors held on the host and on the target -------------------------------------- */
-
-typedef struct tc_tensor {
-    kiln_tensor host, dev; /* same shape and strides; host.data is a host mirror */
-    size_t elems;          /* elements in the allocation (view plus padding) */
-    size_t bytes;
-    kiln_context *ctx;
-} tc_tensor;
-
-static inline double tc_nan_value(void) { return NAN; }
+double tc_nan_value(void) { return NAN; }
 
 /*
  * Allocates a view of shape laid out in memory in the given order (outermost dimension
  * first; NULL = row-major) with pad extra elements after every dimension's extent, so pad
  * > 0 gives strides that are not a dense packing. Every element starts as NaN.
  */
-static inline int tc_tensor_make(tc_tensor *t, kiln_context *ctx, kiln_dtype dtype,
+int tc_tensor_make(tc_tensor *t, kiln_context *ctx, kiln_dtype dtype,
                                  int32_t rank, const int64_t *shape, const int *order,
                                  int64_t pad) {
     memset(t, 0, sizeof *t);
@@ -184,14 +128,14 @@ static inline int tc_tensor_make(tc_tensor *t, kiln_context *ctx, kiln_dtype dty
     return 0;
 }
 
-static inline void tc_tensor_free(tc_tensor *t) {
+void tc_tensor_free(tc_tensor *t) {
     free(t->host.data);
     if (t->dev.data) kiln_ctx_free(t->ctx, t->dev.data);
     memset(t, 0, sizeof *t);
 }
 
 /* Calls fn(offset, index, user) for every element of the view, in row-major index order. */
-static inline void tc_each(const kiln_tensor *t, void (*fn)(int64_t off, const int64_t *idx, void *u),
+void tc_each(const kiln_tensor *t, void (*fn)(int64_t off, const int64_t *idx, void *u),
                            void *u) {
     int64_t idx[KILN_MAX_RANK] = {0};
     for (int32_t l = 0; l < t->rank; l++)
@@ -206,13 +150,7 @@ static inline void tc_each(const kiln_tensor *t, void (*fn)(int64_t off, const i
     }
 }
 
-typedef struct tc_fill_ctx {
-    const kiln_tensor *t;
-    tc_rng *rng;
-    double lo, hi;
-} tc_fill_ctx;
-
-static inline void tc_fill_one_(int64_t off, const int64_t *idx, void *u) {
+void tc_fill_one_(int64_t off, const int64_t *idx, void *u) {
     tc_fill_ctx *f = u;
     (void)idx;
     double x = f->lo + (tc_uniform(f->rng) + 1.0) * 0.5 * (f->hi - f->lo);
@@ -220,25 +158,25 @@ static inline void tc_fill_one_(int64_t off, const int64_t *idx, void *u) {
 }
 
 /* Random values in [lo, hi) over the view (rounded to the dtype); padding keeps its NaN. */
-static inline void tc_fill(tc_tensor *t, tc_rng *rng, double lo, double hi) {
+void tc_fill(tc_tensor *t, tc_rng *rng, double lo, double hi) {
     tc_fill_ctx f = {&t->host, rng, lo, hi};
     tc_each(&t->host, tc_fill_one_, &f);
 }
 
-static inline int tc_upload(tc_tensor *t) {
+int tc_upload(tc_tensor *t) {
     kiln_status st = kiln_ctx_copy_to_device(t->ctx, t->dev.data, t->host.data, t->bytes);
     if (st != KILN_OK) check_fail_(__FILE__, __LINE__, "copy to device: %s", kiln_last_error());
     return st == KILN_OK ? 0 : -1;
 }
 
-static inline int tc_download(tc_tensor *t) {
+int tc_download(tc_tensor *t) {
     kiln_status st = kiln_ctx_copy_to_host(t->ctx, t->host.data, t->dev.data, t->bytes);
     if (st != KILN_OK) check_fail_(__FILE__, __LINE__, "copy to host: %s", kiln_last_error());
     return st == KILN_OK ? 0 : -1;
 }
 
 /* Tolerances on max |error| vs fp64 at unit-scale inputs (DESIGN.md, Testing). */
-static inline double tc_tolerance(kiln_dtype dtype) {
+double tc_tolerance(kiln_dtype dtype) {
     switch (dtype) {
     case KILN_F32: return 1e-5;
     case KILN_F16: return 1e-3;
@@ -247,29 +185,19 @@ static inline double tc_tolerance(kiln_dtype dtype) {
     }
 }
 
-/* ---- output bookkeeping --------------------------------------------------------------- */
-
-/* Per allocation element: 0 outside the view, 1 in the view, 2 checked against the
- * reference. After a run, 0 must still hold the poison bits and 1 is left unjudged (rows
- * no sequence covers). */
-typedef struct tc_marks {
-    unsigned char *m;
-    size_t n;
-} tc_marks;
-
-static inline void tc_mark_one_(int64_t off, const int64_t *idx, void *u) {
+static void tc_mark_one_(int64_t off, const int64_t *idx, void *u) {
     (void)idx;
     ((tc_marks *)u)->m[off] = 1;
 }
 
-static inline void tc_marks_init(tc_marks *mk, const tc_tensor *t) {
+void tc_marks_init(tc_marks *mk, const tc_tensor *t) {
     mk->n = t->elems;
     mk->m = calloc(t->elems, 1);
     if (mk->m) tc_each(&t->host, tc_mark_one_, mk);
 }
 
 /* Everything outside the view still holds its NaN poison: nothing wrote past the view. */
-static inline void tc_check_untouched(const tc_tensor *t, const tc_marks *mk, const char *name) {
+void tc_check_untouched(const tc_tensor *t, const tc_marks *mk, const char *name) {
     size_t es = kiln_dtype_size(t->host.dtype);
     unsigned char poison[4];
     kiln_ref_store(t->host.dtype, poison, 0, tc_nan_value());
@@ -287,7 +215,7 @@ static inline void tc_check_untouched(const tc_tensor *t, const tc_marks *mk, co
 
 /* Checks kiln_last_dispatch() names this backend and a variant key starting with prefix,
  * naming a head dim >= head_dim (when > 0) and holding ".<mode>" when mode is not NULL. */
-static inline void tc_check_dispatch(tc_env *env, kiln_dtype dtype, int bf16_level,
+void tc_check_dispatch(tc_env *env, kiln_dtype dtype, int bf16_level,
                                      const char *prefix, int64_t head_dim, const char *mode,
                                      int32_t asked_splits) {
     kiln_dispatch d;
@@ -348,39 +276,7 @@ static inline void tc_check_dispatch(tc_env *env, kiln_dtype dtype, int bf16_lev
     }
 }
 
-/* ---- attention cases ------------------------------------------------------------------ */
-
-enum { TC_MAX_BATCH = 8 };
-
-enum tc_layout {
-    TC_DENSE = 0,    /* row-major [b, s, h, d] */
-    TC_BHSD = 1,     /* [b, h, s, d] in memory, passed as a permuted view */
-    TC_PADDED = 2,   /* row-major order with padding after every dimension */
-    TC_BHSD_PAD = 3  /* both */
-};
-
-typedef struct tc_attn_case {
-    kiln_attn_mode mode;
-    kiln_dtype dtype;
-    int64_t batch, hq, hkv, d;
-    int64_t sq, sk;                  /* FIXED; PAGED decode: sq */
-    int32_t lq[TC_MAX_BATCH];        /* VARLEN, PAGED prefill: query lengths */
-    int32_t lk[TC_MAX_BATCH];        /* VARLEN, PAGED: key lengths */
-    int64_t extra_rows;              /* VARLEN/prefill: packed rows after the last sequence */
-    int64_t max_q_slack;             /* added to the longest q and k lengths passed as bounds */
-    int layout;                      /* enum tc_layout, for q, k, v and out */
-    int causal, wl, wr;
-    float softcap, scale;
-    int alibi; /* 0 none, 1 [heads_q], 2 [batch, heads_q] */
-    int lse;   /* 0 none, 1 dense, 2 strided view */
-    int32_t num_splits;
-    int caller_ws;
-    int page_size, shuffle, prefill, nan_tail, shared_page;
-    int corrupt; /* nonzero: break one argument (tc_corrupt) and expect a clean error */
-    uint64_t seed;
-} tc_attn_case;
-
-static inline tc_attn_case tc_attn_defaults(kiln_attn_mode mode, kiln_dtype dtype) {
+tc_attn_case tc_attn_defaults(kiln_attn_mode mode, kiln_dtype dtype) {
     tc_attn_case c;
     memset(&c, 0, sizeof c);
     c.mode = mode;
@@ -397,11 +293,11 @@ static inline tc_attn_case tc_attn_defaults(kiln_attn_mode mode, kiln_dtype dtyp
     return c;
 }
 
-static inline const char *tc_mode_name(kiln_attn_mode m) {
+const char *tc_mode_name(kiln_attn_mode m) {
     return m == KILN_MODE_FIXED ? "fixed" : m == KILN_MODE_VARLEN ? "varlen" : "paged";
 }
 
-static inline void tc_describe(const tc_env *env, const tc_attn_case *c, char *buf, size_t cap) {
+void tc_describe(const tc_env *env, const tc_attn_case *c, char *buf, size_t cap) {
     int n = snprintf(buf, cap, "%s %s %s b%lld hq%lld hkv%lld d%lld", env->label,
                      tc_mode_name(c->mode), kiln_dtype_name(c->dtype), (long long)c->batch,
                      (long long)c->hq, (long long)c->hkv, (long long)c->d);
@@ -442,21 +338,14 @@ static inline void tc_describe(const tc_env *env, const tc_attn_case *c, char *b
 }
 
 /* Dense q/out layout for [b, s, h, d] views: memory order and padding. */
-static inline void tc_layout_of(int layout, const int **order, int64_t *pad) {
+void tc_layout_of(int layout, const int **order, int64_t *pad) {
     static const int bhsd[4] = {0, 2, 1, 3};
     *order = (layout == TC_BHSD || layout == TC_BHSD_PAD) ? bhsd : NULL;
     *pad = (layout == TC_PADDED || layout == TC_BHSD_PAD) ? 3 : 0;
 }
 
-typedef struct tc_cmp {
-    double max_err;
-    int64_t worst[4];
-    double worst_got, worst_ref;
-    int64_t bad;
-} tc_cmp;
-
 /* Compares out (and lse) of the host problem p with the reference, marking what it saw. */
-static inline void tc_compare_attention(const kiln_attn_problem *p, const double *ref_out,
+void tc_compare_attention(const kiln_attn_problem *p, const double *ref_out,
                                         const double *ref_lse, tc_marks *mo, tc_marks *ml,
                                         double tol, const char *what) {
     tc_cmp co = {0, {0, 0, 0, 0}, 0, 0, 0}, cl = co;
@@ -516,25 +405,12 @@ static inline void tc_compare_attention(const kiln_attn_problem *p, const double
     }
 }
 
-/* Pages of each sequence (in order) laid out in a shuffled or sequential pool. */
-typedef struct tc_pages {
-    int32_t *table; /* [batch, max_pages] */
-    int64_t max_pages, num_pages;
-} tc_pages;
-
-/* The arguments of one attention call, for tc_corrupt. */
-typedef struct tc_attn_args {
-    tc_tensor *q, *k, *v, *out, *lse, *cuq, *cuk, *bt, *slk;
-    kiln_attention_params *prm;
-    int64_t *max_q, *max_k;
-} tc_attn_args;
-
 /* Breaks one argument in a way the contract rejects in every mode; which one is drawn from
  * rng among those that apply. Integer tensors are broken in their host copy, before upload,
  * and only where the library can read them (host_data: the CPU); a GPU call cannot check
  * device-resident contents without synchronising. Returns a description, or NULL if the
  * drawn corruption does not apply to this case. */
-static inline const char *tc_corrupt(const tc_attn_case *c, tc_rng *rng, tc_attn_args *a,
+const char *tc_corrupt(const tc_attn_case *c, tc_rng *rng, tc_attn_args *a,
                                      int host_data) {
     const int64_t hd = a->q->dev.shape[a->q->dev.rank - 1];
     const int64_t which = tc_below(rng, 16);
@@ -611,7 +487,7 @@ static inline const char *tc_corrupt(const tc_attn_case *c, tc_rng *rng, tc_attn
     }
 }
 
-static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
+void tc_attn_run(tc_env *env, const tc_attn_case *c) {
     char what[400];
     tc_describe(env, c, what, sizeof what);
     check_case("%s", what);
@@ -889,5 +765,3 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
         if (all[i]->host.data || all[i]->dev.data) tc_tensor_free(all[i]);
     if (check_state_.failures != failures_before) fflush(stderr);
 }
-
-#endif

@@ -7,8 +7,8 @@
  *   <act>_and_mul.<dtype>.<tier>                        act: silu | gelu | gelu_tanh
  * dtype is kiln_dtype_name(): f32 | f16 | bf16. tier: cpu | generic | tensor.
  */
-#ifndef KILN_CORE_VARIANT_H
-#define KILN_CORE_VARIANT_H
+#ifndef KILN_CORE_VARIANT_KEY_H
+#define KILN_CORE_VARIANT_KEY_H
 
 #include <stddef.h>
 

@@ -4,8 +4,8 @@
  * second on the CPU) but reach the edges: GQA, seqlen_q > seqlen_k under the causal mask,
  * empty varlen sequences, shuffled and partly filled pages, split-KV, odd widths.
  */
-#ifndef KILN_TOOL_CONFORMANCE_H
-#define KILN_TOOL_CONFORMANCE_H
+#ifndef KILN_TOOL_CHECK_CASES_H
+#define KILN_TOOL_CHECK_CASES_H
 
 #include "kiln.h"
 

@@ -1,4 +1,4 @@
-#include "conformance.h"
+#include "check_cases.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include "context.h"
 #include "dtypes.h"
 #include "reference.h"
-#include "variant.h"
+#include "variant_key.h"
 
 #define MAX_BATCH 8
 
