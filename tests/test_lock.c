@@ -286,17 +286,16 @@ static void test_children(const char *dir)
  * unprivileged user namespaces; skipped with the reason where the machine has neither. */
 static void test_other_namespace(const char *dir)
 {
-    char lock_path[2048], err[512] = "";
-    kiln_lock *lock = NULL;
-    uint64_t owner = 0;
-    int code = -1;
-    path_join(lock_path, sizeof lock_path, dir, "held from a namespace.lock");
-
     check_case("lock: a holder in another pid namespace is respected; killed, it lets go");
     if (on_windows()) {
         check_note_skip("pid namespaces are a Linux feature");
         return;
     }
+    char lock_path[2048], err[512] = "";
+    path_join(lock_path, sizeof lock_path, dir, "held from a namespace.lock");
+    kiln_lock *lock = NULL;
+    uint64_t owner = 0;
+    int code = -1;
     const char *probe[] = {"unshare", "--user", "--map-root-user", "--pid", "--fork", "true",
                            NULL};
     kiln_child *c = kiln_process_spawn(probe, err, sizeof err);
