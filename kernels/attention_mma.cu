@@ -56,19 +56,6 @@
 #endif
 
 
-/* Offsets of the K and V rows (head hk) of keys kt.. kt + BK - 1 below hi. */
-KILN_DEV void kiln_kv_rows(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
-                           kiln_i64 kt, kiln_i64 hi, kiln_i64 rows[BK][2])
-{
-    const kiln_i32 tid = kiln_thread_x();
-    if (tid < BK && kt + tid < hi) {
-        kiln_i64 ko, vo;
-        kiln_kv_row(a, s, b, kt + tid, &ko, &vo);
-        rows[tid][0] = ko + hk * a->k_stride_head;
-        rows[tid][1] = vo + hk * a->v_stride_head;
-    }
-}
-
 /* Starts the copy of one K or V tile (which: 0 K, 1 V); keys at or past hi become zeros,
  * not stale rows: a masked key's weight is 0, and 0 * NaN would not be. */
 KILN_DEV void kiln_tile_issue(kiln_elem dst[BK][LDS], const kiln_elem *src,
@@ -109,11 +96,9 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
     kiln_i64 lo, hi;
     kiln_key_range(&a, &s, p0, BQ, rows, group, split, &lo, &hi);
-#if KILN_MASK != KILN_MASK_FULL
     /* The block's first and last query, to tell tiles no row masks. */
     const kiln_i64 i0 = p0 / group;
     const kiln_i64 i_last = ((p0 + BQ < rows ? p0 + BQ : rows) - 1) / group;
-#endif
 
     const kiln_elem *q = (const kiln_elem *)a.q;
     const kiln_elem *k = (const kiln_elem *)a.k;
@@ -134,12 +119,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + rh[r]] * KILN_LOG2E : 0.0f;
     }
 
-#if KILN_MASK != KILN_MASK_FULL
-    const kiln_i32 wl = (kiln_i32)(a.window_left > (1 << 30) ? (1 << 30) : a.window_left);
-#if KILN_MASK == KILN_MASK_WINDOW
-    const kiln_i32 wr = (kiln_i32)(a.window_right > (1 << 30) ? (1 << 30) : a.window_right);
-#endif
-#endif
+    const kiln_band band = kiln_band_of(&a);
     /* Scores live in base-2 units (natural logit * log2 e) so each weight is one exp2. */
     const float scale2 = a.scale * KILN_LOG2E, softcap2 = a.softcap * KILN_LOG2E;
     kiln_u32 qf[NKC][4];
@@ -168,7 +148,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
      * double-buffered, so a page is looked up once per key. */
     const kiln_i64 ntiles = hi > lo ? (hi - lo + BK - 1) / BK : 0;
     if (ntiles > 0) {
-        kiln_kv_rows(&a, &s, b, hk, lo, hi, kv_row[0]);
+        kiln_kv_rows(&a, &s, b, hk, lo, hi, BK, kv_row[0]);
         kiln_sync();
         kiln_tile_issue(ks, k, kv_row[0], 0, lo, hi);
     }
@@ -179,7 +159,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         const kiln_i32 cur = (kiln_i32)(t & 1);
         kiln_tile_issue(vs, v, kv_row[cur], 1, kt, hi);
         kiln_cp_async_commit();
-        if (t + 1 < ntiles) kiln_kv_rows(&a, &s, b, hk, kt + BK, hi, kv_row[cur ^ 1]);
+        if (t + 1 < ntiles) kiln_kv_rows(&a, &s, b, hk, kt + BK, hi, BK, kv_row[cur ^ 1]);
         kiln_cp_async_wait1(); /* K_t */
         kiln_sync();
 
@@ -198,17 +178,9 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         }
 
         /* Block-uniform: no key of this tile is masked for any row of the block. */
-        int whole = kt + BK <= hi;
-#if KILN_MASK != KILN_MASK_FULL
-        if (a.window_left >= 0 && kt < i_last + diag - a.window_left) whole = 0;
-#if KILN_MASK == KILN_MASK_CAUSAL
-        if (kt + BK - 1 > i0 + diag) whole = 0;
-#else
-        if (a.window_right >= 0 && kt + BK - 1 > i0 + diag + a.window_right) whole = 0;
-#endif
-#endif
+        const int whole = kiln_tile_whole(band, kt, BK, hi, i0, i_last, diag);
         /* Masks in 32-bit tile coordinates: key kt + jj of row r is on the diagonal when
-         * jj == dr[r]; window sizes beyond any sequence are clamped so they still fit. */
+         * jj == dr[r]. */
         const kiln_i32 lim = (kiln_i32)(hi - kt < BK ? hi - kt : BK);
         kiln_i32 dr[2];
         dr[0] = (kiln_i32)(ri[0] + diag - kt);
@@ -231,18 +203,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                     const kiln_i32 dist = dr[r] - jj;
                     y -= slope[r] * (float)(dist < 0 ? -dist : dist);
                 }
-                int visible = 1;
-                if (!whole) {
-                    visible = jj < lim;
-#if KILN_MASK != KILN_MASK_FULL
-                    if (wl >= 0 && jj < dr[r] - wl) visible = 0;
-#if KILN_MASK == KILN_MASK_CAUSAL
-                    if (jj > dr[r]) visible = 0;
-#else
-                    if (wr >= 0 && jj > dr[r] + wr) visible = 0;
-#endif
-#endif
-                }
+                const int visible = whole || (jj < lim && kiln_key_visible(band, jj - dr[r]));
                 sc[n][x] = visible ? y : kiln_neg_inf();
                 mx[r] = kiln_fmaxf(mx[r], sc[n][x]);
             }
@@ -312,25 +273,10 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         const kiln_i64 i = ri[r], h = rh[r];
         const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
         const float lse = l[r] > 0.0f ? m[r] * KILN_LN2 + kiln_logf(l[r]) : kiln_neg_inf();
-        if (a.num_splits > 1) {
-            const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
-            #pragma unroll
-            for (kiln_i32 n = 0; n < NDT; ++n) {
-                const kiln_i64 d = n * 8 + 2 * tq;
-                a.ws_out[wrow * D + d] = o[n][2 * r] * inv;
-                a.ws_out[wrow * D + d + 1] = o[n][2 * r + 1] * inv;
-            }
-            if (tq == 0) a.ws_lse[wrow] = lse;
-        } else {
-            kiln_elem *out = (kiln_elem *)a.out;
-            const kiln_i64 at = s.o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq;
-            #pragma unroll
-            for (kiln_i32 n = 0; n < NDT; ++n) {
-                out[at + n * 8] = kiln_f32_to_elem(o[n][2 * r] * inv);
-                out[at + n * 8 + 1] = kiln_f32_to_elem(o[n][2 * r + 1] * inv);
-            }
-            if (tq == 0 && a.lse)
-                a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
-        }
+        const kiln_out_row out = kiln_out_row_of(&a, &s, split, i, h);
+        #pragma unroll
+        for (kiln_i32 n = 0; n < NDT; ++n)
+            kiln_out_put2(&out, n * 8 + 2 * tq, o[n][2 * r] * inv, o[n][2 * r + 1] * inv);
+        if (tq == 0) kiln_out_lse(&out, lse);
     }
 }

@@ -19,6 +19,12 @@ static const kiln_activation kActs[] = {KILN_ACT_SILU, KILN_ACT_GELU, KILN_ACT_G
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Host enums passed to the kernels as compile-time numbers (kiln_gpu_variant_defines). */
+_Static_assert(KILN_F32 == 0 && KILN_F16 == 1 && KILN_BF16 == 2,
+               "kiln_dtype values are the kernels' KILN_DTYPE numbers");
+_Static_assert(KILN_ACT_SILU == 0 && KILN_ACT_GELU == 1 && KILN_ACT_GELU_TANH == 2,
+               "kiln_activation values are the kernels' KILN_ACT numbers");
+
 static void put(kiln_gpu_variant *out, size_t cap, size_t *n, kiln_gpu_variant v)
 {
     if (*n < cap) out[*n] = v;
