@@ -89,14 +89,22 @@ static size_t tensor_objects_with_stack(const char *out_dir, size_t *count)
     text[len] = '\0';
     for (char *p = strstr(text, "\"variant\":"); p; p = strstr(p + 1, "\"variant\":")) {
         char key[160];
-        long long stack = -1;
+        long long stack = -1, regs = -1, shared = -1, dyn = -1;
         const char *st = strstr(p, "\"stack_bytes\":");
+        const char *rg = strstr(p, "\"registers\":");
+        const char *sh = strstr(p, "\"shared_bytes\":");
+        const char *dy = strstr(p, "\"dynamic_shared_bytes\":");
         if (sscanf(p, "\"variant\": \"%159[^\"]\"", key) != 1 &&
             sscanf(p, "\"variant\":\"%159[^\"]\"", key) != 1)
             continue;
         if (strlen(key) < 7 || strcmp(key + strlen(key) - 7, ".tensor") != 0) continue;
         ++*count;
         if (st) sscanf(st + strlen("\"stack_bytes\":"), " %lld", &stack);
+        if (rg) sscanf(rg + strlen("\"registers\":"), " %lld", &regs);
+        if (sh) sscanf(sh + strlen("\"shared_bytes\":"), " %lld", &shared);
+        if (dy) sscanf(dy + strlen("\"dynamic_shared_bytes\":"), " %lld", &dyn);
+        printf("%s: %lld registers, %lld bytes static + %lld dynamic shared memory, stack %lld\n",
+               key, regs, shared, dyn, stack);
         if (stack != 0) {
             printf("%s: stack frame of %lld bytes (spills)\n", key, stack);
             ++bad;

@@ -341,7 +341,7 @@ int main(void)
         {"mqa 5 window split", KILN_MODE_VARLEN, 0, KILN_BF16, 3, 5, 1, 32, 0, 0, q3, k3, 0, 7, 2, 3.0f, 1, 3, 1, 0, 0},
         {"gqa 8 decode split", KILN_MODE_PAGED, 0, KILN_BF16, 3, 16, 2, 128, 2, 0, 0, kd, 1, -1, 0, 0, 1, 4, 1, 0, 16},
         {"gqa 3 prefill",      KILN_MODE_PAGED, 1, KILN_F16, 4, 6, 2, 80, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 8},
-        /* Several query blocks and key tiles of the tensor kernel (64 x 64). */
+        /* Several query blocks and key tiles of the tensor kernel (128 rows x 64 keys). */
         {"long causal d128",   KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 150, 200, 0, 0, 1, -1, 0, 4.0f, 1, 1, 1, 0, 0},
         {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0},
         {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
@@ -372,7 +372,7 @@ int main(void)
             c.sq = 1;
         }
         run_attn(&c, KILN_GPU_TIER_WANT_GENERIC);
-        if (c.d == 64 || c.d == 128) run_attn(&c, KILN_GPU_TIER_WANT_TENSOR);
+        run_attn(&c, KILN_GPU_TIER_WANT_TENSOR); /* every case: head dims up to 256 */
     }
 
     /* Non-finite inputs: one NaN / inf in q, k, v or the slopes, on both tiers, with and
@@ -399,14 +399,25 @@ int main(void)
         kiln_gpu_variant v;
         memset(&p, 0, sizeof p);
         p.dtype = KILN_BF16;
-        p.head_dim = 96;
+        p.head_dim = 264;
         p.k = p.v = (const void *)(uintptr_t)64;
         CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
         CHECK(strstr(why, "head_dim") != NULL);
         CHECK_STATUS(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_TENSOR, &v),
                      KILN_UNSUPPORTED);
+        /* A head dim between the compiled ones runs on the next wider one. */
+        p.head_dim = 72;
         CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
-        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
+        CHECK_EQ(v.head_dim, 80);
+        /* The widest kernel needs more shared memory than an RTX 3090 / 4090 block has. */
+        p.head_dim = 256;
+        CHECK(!kiln_gpu_tensor_covers(&p, kiln_target_find("sm_86"), why, sizeof why));
+        CHECK(strstr(why, "shared memory") != NULL);
+        CHECK(kiln_gpu_tensor_covers(&p, kiln_target_find("sm_90"), why, sizeof why));
+        p.q = (const void *)(uintptr_t)8; /* Q rows are staged 16 bytes at a time too */
+        CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
+        p.q = NULL;
         p.head_dim = 128;
         CHECK(kiln_gpu_tensor_covers(&p, t, why, sizeof why));
         CHECK(!kiln_gpu_tensor_covers(&p, kiln_target_find("gfx942"), why, sizeof why));
