@@ -122,6 +122,16 @@ void kiln_dispatch_record(kiln_backend backend, const kiln_dispatch_note *note)
     have_dispatch = 1;
 }
 
+void kiln_dispatch_record_empty(kiln_backend backend)
+{
+    memset(&last_note, 0, sizeof last_note);
+    memcpy(last_note.target, "none", 5);
+    last_note.variant.op = KILN_VARIANT_NONE;
+    last_note.variant.tier = "none";
+    last_backend = backend;
+    have_dispatch = 1;
+}
+
 kiln_status kiln_last_dispatch(kiln_dispatch *out)
 {
     KILN_FAIL_IF(!out, KILN_INVALID_ARGUMENT, "out is NULL");

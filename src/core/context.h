@@ -27,5 +27,7 @@ void kiln_info_write(kiln_json *j, const char *key, kiln_context *ctx);
 
 /* Records what ran for kiln_last_dispatch() on this thread (formatted when asked). */
 void kiln_dispatch_record(kiln_backend backend, const kiln_dispatch_note *note);
+/* The report of a call with an empty tensor: nothing ran (target, tier, variant "none"). */
+void kiln_dispatch_record_empty(kiln_backend backend);
 
 #endif

@@ -70,6 +70,7 @@ void kiln_variant_key(const kiln_variant_desc *d, char *buf, size_t cap)
         kiln_variant_key_combine(buf, cap, d->dtype, d->head_dim, d->tier);
         return;
     case KILN_VARIANT_ACT: kiln_variant_key_act(buf, cap, d->act, d->dtype, d->tier); return;
+    case KILN_VARIANT_NONE: break;
     }
-    snprintf(buf, cap, "?");
+    snprintf(buf, cap, "none");
 }

@@ -33,7 +33,8 @@ void kiln_variant_key_act(char *buf, size_t cap, kiln_activation act, kiln_dtype
 typedef enum kiln_variant_op {
     KILN_VARIANT_ATTN = 0,
     KILN_VARIANT_COMBINE = 1,
-    KILN_VARIANT_ACT = 2
+    KILN_VARIANT_ACT = 2,
+    KILN_VARIANT_NONE = 3 /* nothing ran (an empty tensor): key "none" */
 } kiln_variant_op;
 typedef struct kiln_variant_desc {
     kiln_variant_op op;

@@ -19,13 +19,12 @@
 #include "targets.h"
 #include "variants.h"
 
-/* A loaded variant. Immutable once published in the context's table, but for smem_optin,
- * read and written only under the context's mutex. */
+/* A loaded variant. Immutable once published in the context's table. */
 typedef struct gpu_kernel {
     uint32_t id; /* kiln_gpu_variant_id */
     void *module;
     void *fn;
-    unsigned smem_optin; /* dynamic shared memory the function is opted in to */
+    unsigned smem; /* dynamic shared memory of each launch, opted in to when loaded */
 } gpu_kernel;
 
 /* Split-KV scratch for one stream. Work on one stream runs in order, so one buffer per
@@ -170,6 +169,9 @@ static kiln_status build(gpu_state *s, const kiln_gpu_variant *v, const char *ke
         KILN_FORWARD(st);
     }
     st = kiln_gpu_function(s->dev, k->module, kiln_gpu_variant_kernel(v), &k->fn);
+    /* Dynamic shared memory above the default needs the function's opt-in, once. */
+    k->smem = (unsigned)kiln_gpu_variant_dynamic_smem(v);
+    if (st == KILN_OK && k->smem > 0) st = kiln_gpu_function_smem(s->dev, k->fn, k->smem);
     if (st != KILN_OK) kiln_gpu_module_unload(s->dev, k->module);
     return st;
 }
@@ -228,22 +230,6 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, const gpu
     uint32_t id = kiln_gpu_variant_id(v);
     *out = table_find(s, id);
     return *out ? KILN_OK : kernel_load(s, v, id, out);
-}
-
-/* Lets k take smem bytes of dynamic shared memory. Above what any kernel gets without
- * opting in (48 KiB on NVIDIA) k is opted in, once per size, under the lock; so callers do
- * this before taking the lock themselves. */
-#define GPU_SMEM_WITHOUT_OPTIN 49152u
-static kiln_status smem_ready(gpu_state *s, const gpu_kernel *k, unsigned smem)
-{
-    if (smem <= GPU_SMEM_WITHOUT_OPTIN) return KILN_OK;
-    gpu_kernel *mut = (gpu_kernel *)k;
-    kiln_status st = KILN_OK;
-    kiln_mutex_lock(s->mutex);
-    if (smem > mut->smem_optin) st = kiln_gpu_function_smem(s->dev, k->fn, smem);
-    if (st == KILN_OK && smem > mut->smem_optin) mut->smem_optin = smem;
-    kiln_mutex_unlock(s->mutex);
-    return st;
 }
 
 /* ---- the backend table ---------------------------------------------------------------- */
@@ -382,9 +368,6 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p,
     if (splits > 1) KILN_FORWARD(kiln_gpu_combine_grid(&a, cgrid, cblock));
     note_fill(s, &v, splits, note);
     if (grid_empty(grid)) return KILN_OK;
-    /* Shared memory is static in today's kernels (kiln_gpu_attn_grid_for gives none). */
-    const unsigned smem = 0;
-    KILN_FORWARD(smem_ready(s, k, smem));
 
     KILN_FORWARD(kiln_gpu_enter(s->dev, &saved));
     if (shared_ws) {
@@ -396,7 +379,7 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p,
         if (st == KILN_OK) kiln_gpu_attn_args(&a, p, splits, ws);
     }
     void *args[] = {&a};
-    if (st == KILN_OK) st = kiln_gpu_launch(s->dev, k->fn, grid, block, smem, p->stream, args);
+    if (st == KILN_OK) st = kiln_gpu_launch(s->dev, k->fn, grid, block, k->smem, p->stream, args);
     if (st == KILN_OK && splits > 1 && !grid_empty(cgrid))
         st = kiln_gpu_launch(s->dev, kc->fn, cgrid, cblock, 0, p->stream, args);
     if (shared_ws) kiln_mutex_unlock(s->mutex);

@@ -23,6 +23,7 @@
 
 #include "test_check.h"
 #include "context.h"
+#include "nonfinite.h"
 #include "half.h"
 #include "platform/platform.h"
 #include "reference.h"
@@ -131,6 +132,7 @@ typedef struct tc_attn_case {
     int page_size, shuffle, prefill, nan_tail, shared_page;
     int corrupt; /* nonzero: break one argument (tc_corrupt) and expect a clean error */
     uint64_t seed;
+    int nonfinite; /* enum tc_nonfinite: one NaN / inf planted in the inputs */
 } tc_attn_case;
 tc_attn_case tc_attn_defaults(kiln_attn_mode mode, kiln_dtype dtype);
 const char *tc_mode_name(kiln_attn_mode m);

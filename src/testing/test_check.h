@@ -4,6 +4,11 @@
  * go on so one run reports every failure. check_finish() turns the tally into the exit
  * code ctest reads: 0 pass, 1 fail, 77 skipped (nothing ran).
  *
+ * Two kinds of skip: check_note_skip() for what the machine lacks (a GPU, a kernel
+ * feature), check_skip_tool() for an optional tool that is not installed (a clang that knows
+ * a target, NVRTC, a C compiler). KILN_TEST_STRICT=1 (set by .ci/run) turns the second kind
+ * into a failure, so a green strict run means nothing was skipped for want of a package.
+ *
  * Part of the testing library (src/testing): each test is one program linking it.
  */
 #ifndef KILN_TESTS_CHECK_H
@@ -32,6 +37,11 @@ void check_fail_(const char *file, int line, const char *fmt, ...);
 static inline void check_note_ran(void) { check_state_.ran++; }
 
 void check_note_skip(const char *fmt, ...);
+/* KILN_TEST_STRICT set to anything but "" or "0". */
+int check_strict(void);
+/* A case that needs an optional tool that is absent: fmt names the tool and how to get it.
+ * A skip normally; a failure under KILN_TEST_STRICT=1. */
+void check_skip_tool(const char *fmt, ...);
 /* Whole word: the name is not part of a longer identifier in s ("q" in "q's", not "seq"). */
 int check_has_word_(const char *s, const char *word);
 #define CHECK(cond)                                                                          \
