@@ -123,7 +123,7 @@ static void check_cpu(checker *c, const tool_choice_list *levels, int all_levels
     kiln_env_set("KILN_CPU_SIMD", had ? saved : NULL);
 }
 
-static const char *const tier_choices[] = {"generic", "tensor", "auto", NULL};
+static const char *const tier_choices[] = {"generic", "tensor", "auto", "hopper", NULL};
 
 /* A GPU backend on each requested tier (KILN_GPU_TIER, read at every call). With no --tier
  * and no KILN_GPU_TIER set: the generic tier, then auto (the tensor tier where it covers

@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "error.h"
 #include "gpu.h"
+#include "hopper_launch.h"
 #include "kernel_source.h"
 #include "platform/platform.h"
 #include "targets.h"
@@ -82,7 +83,11 @@ kiln_status kiln_gpu_variant_image(const kiln_gpu_driver *drv, const char *targe
     }
     char shipped[512];
     kiln_aot_targets(shipped, sizeof shipped);
-    compile_job job = {drv, source, file, target, defs.ptr, n};
+    /* The hopper tier's instructions (wgmma, setmaxnreg) exist only for the target's
+     * arch-specific name (sm_90a). */
+    const kiln_target *tt = kiln_target_find(target);
+    const char *arch = v->tier == KILN_GPU_TIER_ID_HOPPER && tt ? tt->compile_arch : target;
+    compile_job job = {drv, source, file, arch, defs.ptr, n};
     kiln_cache_key k = {.target = target,
                         .compiler = drv->compiler,
                         .compiler_version = compiler_version,
@@ -143,6 +148,8 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn
         KILN_FORWARD(st);
     }
     st = s->drv->function(module, kiln_gpu_variant_kernel(v), &f);
+    if (st == KILN_OK && v->tier == KILN_GPU_TIER_ID_HOPPER)
+        st = s->drv->function_set_smem(f, kiln_gpu_hopper_smem_bytes(v));
     if (st != KILN_OK) {
         s->drv->module_unload(s->dev, module);
         return st;
@@ -300,7 +307,10 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     }
     if (st == KILN_OK && !grid_empty(grid)) {
         void *args[] = {&a};
-        st = s->drv->launch(fn, grid, block, 0, p->stream, args);
+        if (v.tier == KILN_GPU_TIER_ID_HOPPER)
+            st = kiln_gpu_hopper_launch(s->drv, fn, &v, &a, grid, block, p->stream);
+        else
+            st = s->drv->launch(fn, grid, block, 0, p->stream, args);
         if (st == KILN_OK && splits > 1) {
             st = kiln_gpu_combine_grid(&a, grid, block);
             if (st == KILN_OK && !grid_empty(grid))

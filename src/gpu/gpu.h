@@ -85,6 +85,15 @@ typedef struct kiln_gpu_driver {
     kiln_status (*launch)(void *fn, const unsigned grid[3], const unsigned block[3],
                           unsigned smem_bytes, void *stream, void **args);
 
+    /* Fills map (128 bytes, 64-byte aligned) with a tiled tensor map over a tensor of
+     * 2-byte elements (bf16 when is_bf16, else f16) for the tensor copy engine: rank
+     * dimensions innermost first, the byte strides of dimensions 1.., boxes of box[]
+     * elements, 128-byte swizzling, zeros out of range. NULL where the driver has none
+     * (HIP); KILN_UNSUPPORTED when the loaded driver lacks it. */
+    kiln_status (*tensor_map)(void *map, int is_bf16, const void *base, int rank,
+                              const uint64_t *dims, const uint64_t *strides,
+                              const uint32_t *box);
+
     void *(*mem_alloc)(void *dev, size_t bytes);
     void (*mem_free)(void *dev, void *ptr);
     kiln_status (*mem_copy)(void *dev, void *dst, const void *src, size_t bytes,

@@ -38,6 +38,14 @@ enum {
 
 enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
+/* cuTensorMapEncodeTiled's enums (CUtensorMapDataType, ...Swizzle, ...L2promotion). */
+enum {
+    KILN_CU_TENSOR_MAP_FLOAT16 = 6,
+    KILN_CU_TENSOR_MAP_BFLOAT16 = 9,
+    KILN_CU_TENSOR_MAP_SWIZZLE_128B = 3,
+    KILN_CU_TENSOR_MAP_L2_PROMOTION_256B = 3
+};
+
 /* The oldest driver kiln accepts: CUDA 12.0 (NVRTC 12 output needs it). */
 #define KILN_CUDA_MIN_DRIVER 12000
 
@@ -71,7 +79,12 @@ enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
     X(CUresult, cuMemFree_v2, (CUdeviceptr ptr), 1)                                          \
     X(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t bytes), 1)        \
     X(CUresult, cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t bytes), 1)              \
-    X(CUresult, cuStreamSynchronize, (CUstream stream), 1)
+    X(CUresult, cuStreamSynchronize, (CUstream stream), 1)                                \
+    X(CUresult, cuTensorMapEncodeTiled,                                                      \
+      (void *map, int data_type, unsigned rank, void *base, const unsigned long long *dims,  \
+       const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides, \
+       int interleave, int swizzle, int l2_promotion, int oob_fill),                         \
+      0)
 
 typedef int nvrtcResult; /* NVRTC_SUCCESS = 0, NVRTC_ERROR_COMPILATION = 6 */
 typedef struct _nvrtcProgram *nvrtcProgram;

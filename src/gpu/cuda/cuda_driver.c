@@ -403,6 +403,29 @@ static kiln_status cuda_launch(void *fn, const unsigned grid[3], const unsigned 
     return KILN_OK;
 }
 
+static kiln_status cuda_tensor_map(void *map, int is_bf16, const void *base, int rank,
+                                   const uint64_t *dims, const uint64_t *strides,
+                                   const uint32_t *box)
+{
+    unsigned long long d[5], st[4];
+    unsigned bx[5], es[5];
+    KILN_FAIL_IF(!cu.cuTensorMapEncodeTiled, KILN_UNSUPPORTED,
+                 "the CUDA driver has no cuTensorMapEncodeTiled (needs CUDA 12.0 or newer)");
+    KILN_FAIL_IF(rank < 1 || rank > 5, KILN_INTERNAL, "tensor map of rank %d", rank);
+    for (int i = 0; i < rank; i++) {
+        d[i] = dims[i];
+        bx[i] = box[i];
+        es[i] = 1;
+        if (i) st[i - 1] = strides[i - 1];
+    }
+    CUresult r = cu.cuTensorMapEncodeTiled(
+        map, is_bf16 ? KILN_CU_TENSOR_MAP_BFLOAT16 : KILN_CU_TENSOR_MAP_FLOAT16,
+        (unsigned)rank, (void *)(uintptr_t)base, d, st, bx, es, 0,
+        KILN_CU_TENSOR_MAP_SWIZZLE_128B, KILN_CU_TENSOR_MAP_L2_PROMOTION_256B, 0);
+    if (r != KILN_CUDA_SUCCESS) return cu_fail(KILN_UNSUPPORTED, r, "cuTensorMapEncodeTiled");
+    return KILN_OK;
+}
+
 static void *cuda_mem_alloc(void *dev, size_t bytes)
 {
     CUdeviceptr p = 0;
@@ -454,6 +477,7 @@ static const kiln_gpu_driver cuda_driver = {
     .function = cuda_function,
     .function_set_smem = cuda_function_set_smem,
     .launch = cuda_launch,
+    .tensor_map = cuda_tensor_map,
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
     .mem_copy = cuda_mem_copy,
