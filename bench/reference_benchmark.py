@@ -200,8 +200,8 @@ class _Env:
 
 
 # kiln's GPU tiers, each forced through KILN_GPU_TIER; a tier that does not cover a shape
-# says so and is reported as not run.
-KILN_TIERS = ["tensor", "generic"]
+# says so and is reported as not run. KILN_BENCH_TIERS (comma-separated) runs fewer.
+KILN_TIERS = os.environ.get("KILN_BENCH_TIERS", "hopper,tensor,generic").split(",")
 
 
 def tier_context(tier):
@@ -624,6 +624,9 @@ def main():
     ap.add_argument("--calls", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer shapes, for a smoke test")
+    ap.add_argument("--only", default="",
+                    help="comma-separated suites to run (reference, prefill, decode, "
+                         "activation); default: reference, plus the rest with --suite")
     ap.add_argument("--dry-run", action="store_true",
                     help="run every suite on the CPU at toy sizes: checks the script, "
                          "measures nothing meaningful")
@@ -659,6 +662,14 @@ def main():
     if args.suite:
         suites += [("prefill", suite_prefill), ("decode", suite_decode),
                    ("activation", suite_activation)]
+    if args.only:
+        want = set(args.only.split(","))
+        every = [("reference", suite_reference), ("prefill", suite_prefill),
+                 ("decode", suite_decode), ("activation", suite_activation)]
+        unknown = want - {n for n, _ in every}
+        if unknown:
+            sys.exit(f"--only: unknown suite(s) {', '.join(sorted(unknown))}")
+        suites = [(n, f) for n, f in every if n in want]
     tables = []
     for name, fn in suites:
         print(f"\n== {name} ==", flush=True)
