@@ -8,7 +8,8 @@
 #   sanit   compute-sanitizer memcheck and racecheck on hopper launches
 #   bench   bench/reference_benchmark.py suite 2 (prefill) and suite 1 (reference latency),
 #           hopper beside tensor and SDPA flash / cuDNN / efficient
-# Steps run are the arguments (default: all). Everything goes to $OUT: summary.txt, logs.tgz
+# Steps run are the arguments (default: all); S2_SEQLENS narrows the smoke step's suite-2
+# lengths. Everything goes to $OUT: summary.txt, logs.tgz
 # (every log) and results/ (the benchmark's JSON and PNG).
 #   bash bench/hopper_run.sh [smoke] [sass] [ctest] [sanit] [bench] [ref]
 set -u
@@ -53,7 +54,7 @@ if has smoke; then
         done
       done
       for d in 64 128; do
-        for s in 1024 4096 16384; do
+        for s in ${S2_SEQLENS:-1024 4096 16384}; do
           for causal in "" "--causal"; do
             echo "== $tier suite2 D=$d S=$s $causal"
             KILN_GPU_TIER=$tier timeout 40 $k bench attention --backend cuda --dtype bf16 \
