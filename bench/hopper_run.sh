@@ -9,7 +9,7 @@
 #   bench   bench/reference_benchmark.py suite 2 (prefill) and suite 1 (reference latency),
 #           hopper beside tensor and SDPA flash / cuDNN / efficient
 # Steps run are the arguments (default: all); S2_SEQLENS narrows the smoke step's suite-2
-# lengths. Everything goes to $OUT: summary.txt, logs.tgz
+# lengths, SMOKE_TIERS its tiers. Everything goes to $OUT: summary.txt, logs.tgz
 # (every log) and results/ (the benchmark's JSON and PNG).
 #   bash bench/hopper_run.sh [smoke] [sass] [ctest] [sanit] [bench] [ref]
 set -u
@@ -43,7 +43,7 @@ k=$b/kiln
 
 if has smoke; then
   {
-    for tier in hopper tensor; do
+    for tier in ${SMOKE_TIERS:-hopper tensor}; do
       for shape in "1 4 4 64 200" "2 4 2 128 300" "1 8 8 128 1000" "2 16 4 64 777"; do
         set -- $shape
         for causal in "" "--causal"; do

@@ -22,9 +22,11 @@
  *   scale, soft-cap, ALiBi and masks on the accumulators, the online softmax in registers
  *   (a row lives in the 4 lanes of a quad), then O += P V by wgmma with P straight from the
  *   accumulator registers (an m64n16 slice of the accumulator is exactly the A-fragment
- *   layout) and V read transposed from shared memory.
- * The two consumers run the same loop on different rows, so the warp schedulers overlap
- * one's softmax with the other's matrix work. Query blocks that see more keys under a
+ *   layout) and V read transposed from shared memory. Inside a consumer the products are
+ *   pipelined: S of tile t and P V of tile t - 1 are issued together, and the softmax of
+ *   tile t runs while the tensor cores finish P V.
+ * The two consumers run the same loop on different rows, so the warp schedulers also
+ * overlap one's softmax with the other's matrix work. Query blocks that see more keys under a
  * causal or window mask start first.
  * Rows past the sequence end read zeros (the copy engine fills out-of-range elements with
  * zeros) and are not stored; keys past the end are zeros and masked.
@@ -75,6 +77,142 @@
 #define BAR_VEMPTY(s) (1 + 3 * NS + (s))
 #define NBARS (1 + 4 * NS)
 
+/* Per-thread state of the consumer's two rows (fragment rows g and g + 8 of its warp). */
+typedef struct hp_rows {
+    kiln_i64 ri[2];          /* query index */
+    kiln_i64 vlo[2], vhi[2]; /* visible keys, inside the block's [lo, hi) */
+    float slope[2];          /* ALiBi slope in base-2 units */
+    float m[2], l[2];        /* running max (base-2 units) and sum */
+    int seen[2];             /* a visible key has been met */
+} hp_rows;
+
+/* Issues S = Q K^T for one tile (64 rows of this consumer x BN keys) and commits it. */
+KILN_DEV void hp_issue_s(float sc[NACC_S], kiln_u32 q_addr, kiln_u32 k_addr)
+{
+    #pragma unroll
+    for (kiln_i32 kk = 0; kk < D / 16; ++kk) {
+        const kiln_u32 off = (kiln_u32)(kk / 4) * (BM * 128) + (kiln_u32)(kk % 4) * 32;
+        const kiln_u32 offk = (kiln_u32)(kk / 4) * (BN * 128) + (kiln_u32)(kk % 4) * 32;
+        kiln_wgmma_ss_n128(sc, kiln_wg_desc(q_addr + off, 16, 1024),
+                           kiln_wg_desc(k_addr + offk, 16, 1024), kk > 0);
+    }
+    kiln_wgmma_commit();
+}
+
+/* Issues O += P V for one tile (P in registers, V transposed from shared memory) and
+ * commits it. */
+KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u32 v_addr)
+{
+    #pragma unroll
+    for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
+        kiln_wgmma_pv(o, pf[kc], kiln_wg_desc(v_addr + kc * 16 * 128, BN * 128, 1024), 1);
+    kiln_wgmma_commit();
+}
+
+/* Softmax of one tile of scores (keys kt ..): masks, the online max and sum, and the
+ * weights left in sc; alpha gets each row's rescale factor for O. */
+KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], float alpha[2],
+                         kiln_i64 kt, kiln_i64 hi, kiln_i64 i0, kiln_i64 i_last,
+                         kiln_i64 diag, kiln_i32 tq4, int plain)
+{
+    const float scale2 = a->scale * KILN_LOG2E, softcap2 = a->softcap * KILN_LOG2E;
+    const float kexp = plain ? scale2 : 1.0f;
+    /* Block-uniform: no key of this tile is masked for any row of the block. */
+    int whole = kt + BN <= hi;
+#if KILN_MASK != KILN_MASK_FULL
+    if (a->window_left >= 0 && kt < i_last + diag - a->window_left) whole = 0;
+#if KILN_MASK == KILN_MASK_CAUSAL
+    if (kt + BN - 1 > i0 + diag) whole = 0;
+#else
+    if (a->window_right >= 0 && kt + BN - 1 > i0 + diag + a->window_right) whole = 0;
+#endif
+    const kiln_i32 wl = (kiln_i32)(a->window_left > (1 << 30) ? (1 << 30) : a->window_left);
+#if KILN_MASK == KILN_MASK_WINDOW
+    const kiln_i32 wr = (kiln_i32)(a->window_right > (1 << 30) ? (1 << 30) : a->window_right);
+#endif
+#else
+    (void)i0, (void)i_last;
+#endif
+    const kiln_i32 lim = (kiln_i32)(hi - kt < BN ? hi - kt : BN);
+    kiln_i32 dr[2];
+    dr[0] = (kiln_i32)(w->ri[0] + diag - kt);
+    dr[1] = (kiln_i32)(w->ri[1] + diag - kt);
+    if (!plain) {
+        #pragma unroll
+        for (kiln_i32 x = 0; x < NACC_S; ++x) {
+            const kiln_i32 r = (x >> 1) & 1;
+            const kiln_i32 jj = (x >> 2) * 8 + 2 * tq4 + (x & 1);
+            float y;
+            if (a->softcap != 0.0f)
+                y = softcap2 * kiln_tanhf(sc[x] * a->scale / a->softcap);
+            else
+                y = sc[x] * scale2;
+            if (a->alibi) {
+                const kiln_i32 dist = dr[r] - jj;
+                y -= w->slope[r] * (float)(dist < 0 ? -dist : dist);
+            }
+            sc[x] = y;
+        }
+    }
+    if (!whole) {
+        #pragma unroll
+        for (kiln_i32 x = 0; x < NACC_S; ++x) {
+            const kiln_i32 jj = (x >> 2) * 8 + 2 * tq4 + (x & 1);
+            int visible = jj < lim;
+#if KILN_MASK != KILN_MASK_FULL
+            const kiln_i32 r = (x >> 1) & 1;
+            if (wl >= 0 && jj < dr[r] - wl) visible = 0;
+#if KILN_MASK == KILN_MASK_CAUSAL
+            if (jj > dr[r]) visible = 0;
+#else
+            if (wr >= 0 && jj > dr[r] + wr) visible = 0;
+#endif
+#endif
+            if (!visible) sc[x] = kiln_neg_inf();
+        }
+    }
+    float mx[2];
+    mx[0] = mx[1] = kiln_neg_inf();
+    #pragma unroll
+    for (kiln_i32 x = 0; x < NACC_S; ++x)
+        mx[(x >> 1) & 1] = kiln_fmaxf(mx[(x >> 1) & 1], sc[x]);
+    /* Whether a row has seen a visible key comes from its key range, never from the running
+     * max (a visible score may be -inf or NaN and must reach the output). Until it has, the
+     * row's reference is 0, so exp() of masked scores gives 0. */
+    float use[2];
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
+        mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
+        mx[r] = kiln_fmaxf(w->m[r], mx[r] * kexp);
+        if (w->vlo[r] < kt + BN && w->vhi[r] > kt && w->vlo[r] < w->vhi[r]) w->seen[r] = 1;
+        use[r] = w->seen[r] ? mx[r] : 0.0f;
+        alpha[r] = kiln_hp_exp2(w->m[r] - use[r]);
+        w->m[r] = w->seen[r] ? mx[r] : w->m[r];
+        w->l[r] *= alpha[r];
+    }
+    #pragma unroll
+    for (kiln_i32 x = 0; x < NACC_S; ++x) {
+        const kiln_i32 r = (x >> 1) & 1;
+        sc[x] = kiln_hp_exp2(sc[x] * kexp - use[r]);
+        w->l[r] += sc[x];
+    }
+}
+
+/* The weights in the A-fragment layout: keys 16 kc .. 16 kc + 15 are accumulator tiles
+ * 2 kc and 2 kc + 1. */
+KILN_DEV void hp_pack_p(kiln_u32 pf[BN / 16][4], const float sc[NACC_S])
+{
+    #pragma unroll
+    for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
+        #pragma unroll
+        for (kiln_i32 hf = 0; hf < 2; ++hf) {
+            const float *c = &sc[(2 * kc + hf) * 4];
+            pf[kc][2 * hf] = kiln_pack2(c[0], c[1]);
+            pf[kc][2 * hf + 1] = kiln_pack2(c[2], c[3]);
+        }
+}
+
 extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS, 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
               const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv)
@@ -115,7 +253,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 
     if (wg == 0) {
         /* ---- producer ---- */
-        kiln_setmaxnreg_dec(40);
+        kiln_setmaxnreg_dec(24);
         if (tid == 0 && ntiles > 0) {
             kiln_mbar_expect_tx(&bars[BAR_Q], TILE_Q);
             for (kiln_i32 c = 0; c < DB; ++c)
@@ -143,171 +281,111 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     }
 
     /* ---- consumers ---- */
-    kiln_setmaxnreg_inc(232);
+    kiln_setmaxnreg_inc(240);
     const kiln_i32 cw = wg - 1;               /* consumer 0 or 1: rows 64 cw .. */
     const kiln_i32 wtid = tid % 128;
     const kiln_i32 warp = wtid / 32, lane = tid % 32;
     const kiln_i32 g = lane / 4, tq4 = lane % 4;
 
-    kiln_i64 ri[2];
-    float slope[2];
-    int live[2], seen[2];
-    kiln_i64 vlo[2], vhi[2]; /* each row's visible keys, inside [lo, hi) */
+    hp_rows w;
+    int live[2];
     #pragma unroll
     for (kiln_i32 r = 0; r < 2; ++r) {
-        ri[r] = q0 + cw * 64 + warp * 16 + g + 8 * r;
-        live[r] = ri[r] < s.sq;
-        slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + h] * KILN_LOG2E : 0.0f;
-        vlo[r] = lo;
-        vhi[r] = hi;
+        w.ri[r] = q0 + cw * 64 + warp * 16 + g + 8 * r;
+        live[r] = w.ri[r] < s.sq;
+        w.slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + h] * KILN_LOG2E : 0.0f;
+        w.vlo[r] = lo;
+        w.vhi[r] = hi;
 #if KILN_MASK != KILN_MASK_FULL
-        if (a.window_left >= 0 && ri[r] + diag - a.window_left > vlo[r])
-            vlo[r] = ri[r] + diag - a.window_left;
+        if (a.window_left >= 0 && w.ri[r] + diag - a.window_left > w.vlo[r])
+            w.vlo[r] = w.ri[r] + diag - a.window_left;
 #if KILN_MASK == KILN_MASK_CAUSAL
-        if (ri[r] + diag + 1 < vhi[r]) vhi[r] = ri[r] + diag + 1;
+        if (w.ri[r] + diag + 1 < w.vhi[r]) w.vhi[r] = w.ri[r] + diag + 1;
 #else
-        if (a.window_right >= 0 && ri[r] + diag + a.window_right + 1 < vhi[r])
-            vhi[r] = ri[r] + diag + a.window_right + 1;
+        if (a.window_right >= 0 && w.ri[r] + diag + a.window_right + 1 < w.vhi[r])
+            w.vhi[r] = w.ri[r] + diag + a.window_right + 1;
 #endif
 #endif
-        seen[r] = 0;
+        w.seen[r] = 0;
+        w.m[r] = kiln_neg_inf();
+        w.l[r] = 0.0f;
     }
-#if KILN_MASK != KILN_MASK_FULL
     const kiln_i64 i0 = q0;
     const kiln_i64 i_last = (q0 + BM < s.sq ? q0 + BM : s.sq) - 1;
-    const kiln_i32 wl = (kiln_i32)(a.window_left > (1 << 30) ? (1 << 30) : a.window_left);
-#if KILN_MASK == KILN_MASK_WINDOW
-    const kiln_i32 wr = (kiln_i32)(a.window_right > (1 << 30) ? (1 << 30) : a.window_right);
-#endif
-#endif
-    const float scale2 = a.scale * KILN_LOG2E, softcap2 = a.softcap * KILN_LOG2E;
+    /* Scores are kept raw when nothing but the scale acts on them (scale > 0 keeps the max
+     * where it is), so scale and max fold into one multiply-add before each exp. */
+    const int plain = a.softcap == 0.0f && !a.alibi && a.scale > 0.0f;
 
     float o[NACC_O];
     #pragma unroll
     for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] = 0.0f;
-    float m[2], l[2];
-    m[0] = m[1] = kiln_neg_inf();
-    l[0] = l[1] = 0.0f;
-
+    float sc[NACC_S], alpha[2];
+    kiln_u32 pf[BN / 16][4];
     const kiln_u32 q_addr = kiln_smem_addr(qs) + cw * 64 * 128;
     const kiln_u32 k_addr = kiln_smem_addr(ks);
     const kiln_u32 v_addr = kiln_smem_addr(vs);
-    if (ntiles > 0) kiln_mbar_wait(&bars[BAR_Q], 0);
 
-    for (kiln_i32 t = 0; t < ntiles; ++t) {
-        const kiln_i32 st = t % NS;
-        const kiln_u32 ph = (kiln_u32)(t / NS) & 1u;
-        const kiln_i64 kt = lo + (kiln_i64)t * BN;
-
-        /* S = Q K^T over the head dim, 16 at a time. */
-        float sc[NACC_S];
-        kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
+    /* Pipeline inside the warpgroup, step t >= 1: issue S_t = Q K_t^T and O += P_{t-1}
+     * V_{t-1}, wait for S_t only, run the softmax of S_t while the tensor cores finish the
+     * P V product, wait for it, rescale O and make P_t. P_{t-1} stays in pf (the product
+     * reads it asynchronously) until that wait. */
+    if (ntiles > 0) {
+        kiln_mbar_wait(&bars[BAR_Q], 0);
+        kiln_mbar_wait(&bars[BAR_KFULL(0)], 0);
         kiln_wgmma_fence();
-        #pragma unroll
-        for (kiln_i32 kk = 0; kk < D / 16; ++kk) {
-            const kiln_u32 off = (kiln_u32)(kk / 4) * (BM * 128) + (kiln_u32)(kk % 4) * 32;
-            const kiln_u32 offk = (kiln_u32)(kk / 4) * (BN * 128) + (kiln_u32)(kk % 4) * 32;
-            kiln_wgmma_ss_n128(sc, kiln_wg_desc(q_addr + off, 16, 1024),
-                               kiln_wg_desc(k_addr + st * TILE_K + offk, 16, 1024), kk > 0);
-        }
-        kiln_wgmma_commit();
+        hp_issue_s(sc, q_addr, k_addr);
         kiln_wgmma_wait(0);
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
-        if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
+        if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(0)]);
+        hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain);
+        hp_pack_p(pf, sc);
 
-        /* Block-uniform: no key of this tile is masked for any row of the block. */
-        int whole = kt + BN <= hi;
-#if KILN_MASK != KILN_MASK_FULL
-        if (a.window_left >= 0 && kt < i_last + diag - a.window_left) whole = 0;
-#if KILN_MASK == KILN_MASK_CAUSAL
-        if (kt + BN - 1 > i0 + diag) whole = 0;
-#else
-        if (a.window_right >= 0 && kt + BN - 1 > i0 + diag + a.window_right) whole = 0;
-#endif
-#endif
-        const kiln_i32 lim = (kiln_i32)(hi - kt < BN ? hi - kt : BN);
-        kiln_i32 dr[2];
-        dr[0] = (kiln_i32)(ri[0] + diag - kt);
-        dr[1] = (kiln_i32)(ri[1] + diag - kt);
-        float mx[2];
-        mx[0] = m[0];
-        mx[1] = m[1];
-        #pragma unroll
-        for (kiln_i32 x = 0; x < NACC_S; ++x) {
-            const kiln_i32 r = (x >> 1) & 1;
-            const kiln_i32 jj = (x >> 2) * 8 + 2 * tq4 + (x & 1);
-            float y;
-            if (a.softcap != 0.0f)
-                y = softcap2 * kiln_tanhf(sc[x] * a.scale / a.softcap);
-            else
-                y = sc[x] * scale2;
-            if (a.alibi) {
-                const kiln_i32 dist = dr[r] - jj;
-                y -= slope[r] * (float)(dist < 0 ? -dist : dist);
-            }
-            int visible = 1;
-            if (!whole) {
-                visible = jj < lim;
-#if KILN_MASK != KILN_MASK_FULL
-                if (wl >= 0 && jj < dr[r] - wl) visible = 0;
-#if KILN_MASK == KILN_MASK_CAUSAL
-                if (jj > dr[r]) visible = 0;
-#else
-                if (wr >= 0 && jj > dr[r] + wr) visible = 0;
-#endif
-#endif
-            }
-            sc[x] = visible ? y : kiln_neg_inf();
-            mx[r] = kiln_fmaxf(mx[r], sc[x]);
-        }
-        /* Whether a row has seen a visible key comes from its key range, never from the
-         * running max (a visible score may be -inf or NaN and must reach the output).
-         * Until it has, the row's reference is 0, so exp() of masked scores gives 0. */
-        float use[2], alpha[2];
-        #pragma unroll
-        for (kiln_i32 r = 0; r < 2; ++r) {
-            mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
-            mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
-            if (vlo[r] < kt + BN && vhi[r] > kt && vlo[r] < vhi[r]) seen[r] = 1;
-            use[r] = seen[r] ? mx[r] : 0.0f;
-            alpha[r] = kiln_exp2f(m[r] - use[r]);
-            m[r] = seen[r] ? mx[r] : m[r];
-            l[r] *= alpha[r];
-        }
-        #pragma unroll
-        for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
-
-        /* P in the A-fragment layout: keys 16 kc .. 16 kc + 15 are accumulator tiles 2 kc
-         * and 2 kc + 1. */
-        kiln_u32 pf[BN / 16][4];
-        #pragma unroll
-        for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
+        for (kiln_i32 t = 1; t < ntiles; ++t) {
+            const kiln_i32 st = t % NS, pst = (t - 1) % NS;
+            const kiln_u32 ph = (kiln_u32)(t / NS) & 1u, pph = (kiln_u32)((t - 1) / NS) & 1u;
+            const kiln_i64 kt = lo + (kiln_i64)t * BN;
+            kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
+            kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
             #pragma unroll
-            for (kiln_i32 hf = 0; hf < 2; ++hf) {
-                const float *c = &sc[(2 * kc + hf) * 4];
-                const float e0 = kiln_exp2f(c[0] - use[0]), e1 = kiln_exp2f(c[1] - use[0]);
-                const float e2 = kiln_exp2f(c[2] - use[1]), e3 = kiln_exp2f(c[3] - use[1]);
-                l[0] += e0 + e1;
-                l[1] += e2 + e3;
-                pf[kc][2 * hf] = kiln_pack2(e0, e1);
-                pf[kc][2 * hf + 1] = kiln_pack2(e2, e3);
-            }
+            for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+            kiln_wgmma_fence();
+            hp_issue_s(sc, q_addr, k_addr + st * TILE_K);
+            hp_issue_pv(o, pf, v_addr + pst * TILE_K);
+            kiln_wgmma_wait(1);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
+            if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
+            hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain);
+            kiln_wgmma_wait(0);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+            if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
+            hp_pack_p(pf, sc);
+        }
 
-        /* O += P V over the tile's keys, 16 at a time. */
-        kiln_mbar_wait(&bars[BAR_VFULL(st)], ph);
+        const kiln_i32 pst = (ntiles - 1) % NS;
+        kiln_mbar_wait(&bars[BAR_VFULL(pst)], (kiln_u32)((ntiles - 1) / NS) & 1u);
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
         kiln_wgmma_fence();
-        #pragma unroll
-        for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
-            kiln_wgmma_pv(o, pf[kc],
-                          kiln_wg_desc(v_addr + st * TILE_K + kc * 16 * 128, BN * 128, 1024), 1);
-        kiln_wgmma_commit();
+        hp_issue_pv(o, pf, v_addr + pst * TILE_K);
         kiln_wgmma_wait(0);
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-        if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(st)]);
+        if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
+    }
+    float l[2], m[2];
+    int seen[2];
+    kiln_i64 ri[2];
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        l[r] = w.l[r];
+        m[r] = w.m[r];
+        seen[r] = w.seen[r];
+        ri[r] = w.ri[r];
     }
 
     #pragma unroll

@@ -125,6 +125,15 @@ KILN_DEV void kiln_wgmma_rs_n128(float d[64], const kiln_u32 a[4], kiln_u64 db, 
 }
 
 
+/* 2^x in one MUFU op (PTX ISA "ex2" (9.7.3.21), .approx.ftz: about 2 ulp, subnormal results
+ * flushed to 0; inf, -inf and NaN behave as in exp2f). */
+KILN_DEV float kiln_hp_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 /* ---- mbarrier: PTX ISA "mbarrier" (9.7.13.15): init, arrive, expect_tx, try_wait.parity. */
 KILN_DEV void kiln_mbar_init(kiln_u64 *bar, kiln_u32 count)
 {
