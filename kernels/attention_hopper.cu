@@ -69,6 +69,22 @@
 #define kiln_wgmma_pv kiln_wgmma_rs_n64
 #endif
 
+/* Ping-pong: the two consumers take turns issuing their matrix products (named barriers 2
+ * and 3, one per consumer), so that one's products run while the other does its softmax. */
+#ifndef KILN_HOPPER_PINGPONG
+#define KILN_HOPPER_PINGPONG 1
+#endif
+#if KILN_HOPPER_PINGPONG
+#define HP_TURN_WAIT() kiln_bar_sync(2 + cw, 256)
+#define HP_TURN_PASS(last)                                                                 \
+    do {                                                                                   \
+        if (!(cw == 1 && (last))) kiln_bar_arrive(2 + (cw ^ 1), 256);                      \
+    } while (0)
+#else
+#define HP_TURN_WAIT() ((void)0)
+#define HP_TURN_PASS(last) ((void)0)
+#endif
+
 /* Barrier slots in shared memory. */
 #define BAR_Q 0
 #define BAR_KFULL(s) (1 + (s))
@@ -79,8 +95,8 @@
 
 /* Per-thread state of the consumer's two rows (fragment rows g and g + 8 of its warp). */
 typedef struct hp_rows {
-    kiln_i64 ri[2];          /* query index */
-    kiln_i64 vlo[2], vhi[2]; /* visible keys, inside the block's [lo, hi) */
+    kiln_i32 ri[2];          /* query index (sequences are shorter than 2^29) */
+    kiln_i32 vlo[2], vhi[2]; /* visible keys, inside the block's [lo, hi] */
     float slope[2];          /* ALiBi slope in base-2 units */
     float m[2], l[2];        /* running max (base-2 units) and sum */
     int seen[2];             /* a visible key has been met */
@@ -126,17 +142,17 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
 #else
     if (a->window_right >= 0 && kt + BN - 1 > i0 + diag + a->window_right) whole = 0;
 #endif
-    const kiln_i32 wl = (kiln_i32)(a->window_left > (1 << 30) ? (1 << 30) : a->window_left);
+    const kiln_i32 wl = (kiln_i32)(a->window_left > (1 << 29) ? (1 << 29) : a->window_left);
 #if KILN_MASK == KILN_MASK_WINDOW
-    const kiln_i32 wr = (kiln_i32)(a->window_right > (1 << 30) ? (1 << 30) : a->window_right);
+    const kiln_i32 wr = (kiln_i32)(a->window_right > (1 << 29) ? (1 << 29) : a->window_right);
 #endif
 #else
     (void)i0, (void)i_last;
 #endif
     const kiln_i32 lim = (kiln_i32)(hi - kt < BN ? hi - kt : BN);
     kiln_i32 dr[2];
-    dr[0] = (kiln_i32)(w->ri[0] + diag - kt);
-    dr[1] = (kiln_i32)(w->ri[1] + diag - kt);
+    dr[0] = w->ri[0] + (kiln_i32)(diag - kt);
+    dr[1] = w->ri[1] + (kiln_i32)(diag - kt);
     if (!plain) {
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_S; ++x) {
@@ -155,20 +171,26 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         }
     }
     if (!whole) {
+        /* Each row's visible keys in tile coordinates: [jlo, jhi). */
+        kiln_i32 jlo[2], jhi[2];
+        #pragma unroll
+        for (kiln_i32 r = 0; r < 2; ++r) {
+            jlo[r] = 0;
+            jhi[r] = lim;
+#if KILN_MASK != KILN_MASK_FULL
+            if (wl >= 0 && dr[r] - wl > jlo[r]) jlo[r] = dr[r] - wl;
+#if KILN_MASK == KILN_MASK_CAUSAL
+            if (dr[r] + 1 < jhi[r]) jhi[r] = dr[r] + 1;
+#else
+            if (wr >= 0 && dr[r] + wr + 1 < jhi[r]) jhi[r] = dr[r] + wr + 1;
+#endif
+#endif
+        }
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_S; ++x) {
-            const kiln_i32 jj = (x >> 2) * 8 + 2 * tq4 + (x & 1);
-            int visible = jj < lim;
-#if KILN_MASK != KILN_MASK_FULL
             const kiln_i32 r = (x >> 1) & 1;
-            if (wl >= 0 && jj < dr[r] - wl) visible = 0;
-#if KILN_MASK == KILN_MASK_CAUSAL
-            if (jj > dr[r]) visible = 0;
-#else
-            if (wr >= 0 && jj > dr[r] + wr) visible = 0;
-#endif
-#endif
-            if (!visible) sc[x] = kiln_neg_inf();
+            const kiln_i32 jj = (x >> 2) * 8 + 2 * tq4 + (x & 1);
+            if (jj < jlo[r] || jj >= jhi[r]) sc[x] = kiln_neg_inf();
         }
     }
     float mx[2];
@@ -185,7 +207,8 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
         mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
         mx[r] = kiln_fmaxf(w->m[r], mx[r] * kexp);
-        if (w->vlo[r] < kt + BN && w->vhi[r] > kt && w->vlo[r] < w->vhi[r]) w->seen[r] = 1;
+        if (w->vlo[r] < (kiln_i32)kt + BN && w->vhi[r] > (kiln_i32)kt && w->vlo[r] < w->vhi[r])
+            w->seen[r] = 1;
         use[r] = w->seen[r] ? mx[r] : 0.0f;
         alpha[r] = kiln_hp_exp2(w->m[r] - use[r]);
         w->m[r] = w->seen[r] ? mx[r] : w->m[r];
@@ -291,21 +314,22 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     int live[2];
     #pragma unroll
     for (kiln_i32 r = 0; r < 2; ++r) {
-        w.ri[r] = q0 + cw * 64 + warp * 16 + g + 8 * r;
-        live[r] = w.ri[r] < s.sq;
+        const kiln_i64 i = q0 + cw * 64 + warp * 16 + g + 8 * r;
+        kiln_i64 vl = lo, vh = hi;
+        live[r] = i < s.sq;
         w.slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + h] * KILN_LOG2E : 0.0f;
-        w.vlo[r] = lo;
-        w.vhi[r] = hi;
 #if KILN_MASK != KILN_MASK_FULL
-        if (a.window_left >= 0 && w.ri[r] + diag - a.window_left > w.vlo[r])
-            w.vlo[r] = w.ri[r] + diag - a.window_left;
+        if (a.window_left >= 0 && i + diag - a.window_left > vl) vl = i + diag - a.window_left;
 #if KILN_MASK == KILN_MASK_CAUSAL
-        if (w.ri[r] + diag + 1 < w.vhi[r]) w.vhi[r] = w.ri[r] + diag + 1;
+        if (i + diag + 1 < vh) vh = i + diag + 1;
 #else
-        if (a.window_right >= 0 && w.ri[r] + diag + a.window_right + 1 < w.vhi[r])
-            w.vhi[r] = w.ri[r] + diag + a.window_right + 1;
+        if (a.window_right >= 0 && i + diag + a.window_right + 1 < vh)
+            vh = i + diag + a.window_right + 1;
 #endif
 #endif
+        w.ri[r] = (kiln_i32)i;
+        w.vlo[r] = (kiln_i32)(vl < hi ? vl : hi);
+        w.vhi[r] = (kiln_i32)(vh > lo ? vh : lo);
         w.seen[r] = 0;
         w.m[r] = kiln_neg_inf();
         w.l[r] = 0.0f;
@@ -329,11 +353,19 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
      * V_{t-1}, wait for S_t only, run the softmax of S_t while the tensor cores finish the
      * P V product, wait for it, rescale O and make P_t. P_{t-1} stays in pf (the product
      * reads it asynchronously) until that wait. */
+    /* Turns: consumer 0 issues first; each issue phase (tile 0's S, then S_t with P V of
+     * t - 1, then the last P V: ntiles + 1 of them) waits for its turn and passes it on;
+     * consumer 1 does not pass after its last, so every arrival is consumed. */
     if (ntiles > 0) {
+#if KILN_HOPPER_PINGPONG
+        if (cw == 1) kiln_bar_arrive(2, 256);
+#endif
         kiln_mbar_wait(&bars[BAR_Q], 0);
         kiln_mbar_wait(&bars[BAR_KFULL(0)], 0);
+        HP_TURN_WAIT();
         kiln_wgmma_fence();
         hp_issue_s(sc, q_addr, k_addr);
+        HP_TURN_PASS(0);
         kiln_wgmma_wait(0);
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
@@ -349,9 +381,11 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+            HP_TURN_WAIT();
             kiln_wgmma_fence();
             hp_issue_s(sc, q_addr, k_addr + st * TILE_K);
             hp_issue_pv(o, pf, v_addr + pst * TILE_K);
+            HP_TURN_PASS(0);
             kiln_wgmma_wait(1);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
@@ -370,8 +404,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         kiln_mbar_wait(&bars[BAR_VFULL(pst)], (kiln_u32)((ntiles - 1) / NS) & 1u);
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+        HP_TURN_WAIT();
         kiln_wgmma_fence();
         hp_issue_pv(o, pf, v_addr + pst * TILE_K);
+        HP_TURN_PASS(1);
         kiln_wgmma_wait(0);
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);

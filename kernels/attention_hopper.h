@@ -8,7 +8,7 @@
 
 #define KILN_HOPPER_BLOCK_Q 128 /* query rows of one head per block: 64 per consumer */
 #define KILN_HOPPER_BLOCK_K 128 /* keys per shared-memory tile */
-#define KILN_HOPPER_STAGES 2    /* K and V tiles in flight */
+#define KILN_HOPPER_STAGES 3    /* K and V tiles in flight */
 #define KILN_HOPPER_THREADS 384 /* producer warpgroup + two consumer warpgroups */
 
 /* Dynamic shared memory of a head-dim-d block: the Q tile, the K and V rings, 1024 bytes of

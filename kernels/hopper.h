@@ -196,6 +196,13 @@ KILN_DEV void kiln_bar_sync(kiln_u32 id, kiln_u32 threads)
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+/* Arrives at barrier id without waiting (the threads that bar_sync on it wait for these
+ * arrivals too): PTX ISA "bar / barrier" (9.7.13.1), barrier.arrive. */
+KILN_DEV void kiln_bar_arrive(kiln_u32 id, kiln_u32 threads)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 /* ---- register reallocation: PTX ISA "setmaxnreg" (9.7.17.1). Every thread of a
  * warpgroup executes the same one; the kernel needs a register cap at entry
  * (__launch_bounds__(threads, 1)). */

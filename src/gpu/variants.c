@@ -157,7 +157,7 @@ static int aligned16_or_null(const void *ptr) { return ptr == NULL || aligned16(
 int kiln_gpu_hopper_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
                            size_t cap)
 {
-    const int64_t big = (int64_t)1 << 31;
+    const int64_t big = (int64_t)1 << 29;
     if (!has_wgmma(t)) {
         snprintf(why, cap, "the hopper tier needs an sm_90 target (wgmma and TMA), not %s",
                  t ? t->name : "an unknown target");
@@ -180,7 +180,7 @@ int kiln_gpu_hopper_covers(const kiln_attn_problem *p, const kiln_target *t, cha
     }
     if (p->seqlen_q >= big || p->seqlen_k >= big || p->batch >= big || p->heads_q >= big) {
         snprintf(why, cap, "the hopper tier needs seqlen_q, seqlen_k, batch and heads below "
-                 "2^31 (tensor-map coordinates)");
+                 "2^29 (32-bit tensor-map coordinates and mask arithmetic)");
         return 0;
     }
     {

@@ -26,7 +26,7 @@
  *              or 128; the mode is fixed-length (varlen and paged run on the tensor tier);
  *              q, k, v and out start on 16-byte
  *              boundaries and every q / k / v / out stride is a multiple of 8 elements (the
- *              copy engine's rule); lengths and heads fit 32-bit coordinates. Inside that
+ *              copy engine's rule); lengths, batch and heads are below 2^29. Inside that
  *              it runs every option: GQA / MQA, bottom-right causal, windows, soft-cap,
  *              ALiBi, LSE, split-KV partials (merged by the generic combine). auto takes it
  *              only when seqlen_q >= 64 (its 128-row query tiles of one head waste most of
