@@ -44,6 +44,19 @@ stamp "built"
 export KILN_CACHE_DIR=/tmp/kiln-hopper-cache
 k=$b/kiln
 
+# A hanging kernel would run every later step into its timeout: one small call first.
+KILN_GPU_TIER=hopper timeout 20 $k bench attention --backend cuda --dtype bf16 --batch 2 \
+  --heads 4 --kv-heads 2 --head-dim 128 --seqlen 1000 --causal --warmup 1 --iters 2 \
+  --rounds 1 > "$logs/canary.log" 2>&1
+rc=$?
+tail -2 "$logs/canary.log" >> "$sum"
+if [ $rc -ne 0 ]; then
+  stamp "canary failed rc=$rc: stopping"
+  tar czf "$out/logs.tgz" -C "$logs" .
+  cat "$sum"
+  exit 1
+fi
+
 if has smoke; then
   {
     for tier in ${SMOKE_TIERS:-hopper tensor}; do
