@@ -10,13 +10,11 @@
  * the host builds with cuTensorMapEncodeTiled over [batch][seq][heads][head_dim] (innermost
  * last), boxes of 64 elements x 128 rows, 128-byte swizzle (src/gpu/hopper_launch.c).
  *
- * A persistent grid (at most one block per SM, 384 threads in three warpgroups,
- * kernels/attention_hopper.h) walks the work items (128-row query tile, head, batch entry,
- * split) round-robin:
+ * Grid (ceil(seqlen_q / 128), heads_q, batch * num_splits), 384 threads in three
+ * warpgroups (kernels/attention_hopper.h):
  *   warpgroup 0, the producer, gives up registers (setmaxnreg) and one thread of it issues
- *   the copies: each item's Q tile (once the consumers are done with the previous one, so
- *   it loads while they write the previous output), then K and V tiles of 128 keys into a
- *   ring of KILN_HOPPER_STAGES slots, each slot guarded by a "full" mbarrier (the copy engine
+ *   the copies: the block's Q tile once, then K and V tiles of 128 keys into a ring of
+ *   KILN_HOPPER_STAGES slots, each slot guarded by a "full" mbarrier (the copy engine
  *   completes its bytes there) and an "empty" one (the consumers' warps arrive when they
  *   have read it);
  *   warpgroups 1 and 2, the consumers, take the registers and own 64 query rows each:
@@ -28,9 +26,8 @@
  *   pipelined: S of tile t and P V of tile t - 1 are issued together, and the softmax of
  *   tile t runs while the tensor cores finish P V.
  * The two consumers run the same loop on different rows, so the warp schedulers also
- * overlap one's softmax with the other's matrix work; they also take turns issuing
- * (ping-pong on named barriers). Query tiles that see more keys under a causal or window
- * mask come first.
+ * overlap one's softmax with the other's matrix work. Query blocks that see more keys under a
+ * causal or window mask start first.
  * Rows past the sequence end read zeros (the copy engine fills out-of-range elements with
  * zeros) and are not stored; keys past the end are zeros and masked.
  */
@@ -88,15 +85,13 @@
 #define HP_TURN_PASS(last) ((void)0)
 #endif
 
-/* Barrier slots in shared memory: Q full (the copy engine completes it) and empty (the 8
- * consumer warps arrive when done with it), then the K and V rings' full and empty ones. */
+/* Barrier slots in shared memory. */
 #define BAR_Q 0
-#define BAR_QEMPTY 1
-#define BAR_KFULL(s) (2 + (s))
-#define BAR_VFULL(s) (2 + NS + (s))
-#define BAR_KEMPTY(s) (2 + 2 * NS + (s))
-#define BAR_VEMPTY(s) (2 + 3 * NS + (s))
-#define NBARS (2 + 4 * NS)
+#define BAR_KFULL(s) (1 + (s))
+#define BAR_VFULL(s) (1 + NS + (s))
+#define BAR_KEMPTY(s) (1 + 2 * NS + (s))
+#define BAR_VEMPTY(s) (1 + 3 * NS + (s))
+#define NBARS (1 + 4 * NS)
 
 /* Per-thread state of the consumer's two rows (fragment rows g and g + 8 of its warp). */
 typedef struct hp_rows {
@@ -241,38 +236,6 @@ KILN_DEV void hp_pack_p(kiln_u32 pf[BN / 16][4], const float sc[NACC_S])
         }
 }
 
-/* One work item of the persistent grid: query tile x of head h, batch entry b, split. Items
- * are numbered with the query tile fastest (the blocks running at once share K and V in L2),
- * under a causal or window mask the tiles that see the most keys first. */
-typedef struct hp_item {
-    kiln_seq s;
-    kiln_i64 h, b, split, q0, lo, hi;
-    kiln_i32 ntiles;
-    int skip; /* the tile starts past its sequence's end */
-} hp_item;
-
-KILN_DEV void hp_item_of(const kiln_attn_args *a, kiln_i64 w, kiln_i64 nq, hp_item *it)
-{
-    const kiln_i64 xl = w % nq, rest = w / nq;
-    const kiln_i64 z = rest / a->heads_q;
-    it->h = rest % a->heads_q;
-    it->b = z / a->num_splits;
-    it->split = z % a->num_splits;
-    it->s = kiln_seq_of(a, it->b);
-#if KILN_MASK == KILN_MASK_FULL
-    it->q0 = xl * BM;
-#else
-    it->q0 = (nq - 1 - xl) * BM;
-#endif
-    it->skip = it->q0 >= it->s.sq;
-    kiln_key_range(a, &it->s, it->q0, BM, it->s.sq, 1, it->split, &it->lo, &it->hi);
-    it->ntiles = !it->skip && it->hi > it->lo ? (kiln_i32)((it->hi - it->lo + BN - 1) / BN) : 0;
-}
-
-/* K / V ring position n (counted over every tile the block has loaded): slot and phase. */
-#define RING_SLOT(n) ((n) % NS)
-#define RING_PHASE(n) ((kiln_u32)((n) / NS) & 1u)
-
 extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS, 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
               const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv)
@@ -287,51 +250,55 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 wg = tid / 128;
+    const kiln_i64 h = kiln_block_y();
     const kiln_i64 group = a.heads_q / a.heads_kv;
-    const kiln_i64 nq = (a.seqlen_q + BM - 1) / BM;
-    const kiln_i64 total = nq * a.heads_q * a.batch * a.num_splits;
+    const kiln_i64 hk = h / group;
+    const kiln_i64 b = kiln_block_z() / a.num_splits;
+    const kiln_i64 split = kiln_block_z() % a.num_splits;
+    const kiln_seq s = kiln_seq_of(&a, b);
+#if KILN_MASK == KILN_MASK_FULL
+    const kiln_i64 q0 = kiln_block_x() * BM;
+#else
+    const kiln_i64 q0 = ((kiln_i64)gridDim.x - 1 - kiln_block_x()) * BM;
+#endif
+    if (q0 >= s.sq) return; /* whole block leaves together */
+    const kiln_i64 diag = s.sk - s.sq;
+    kiln_i64 lo, hi;
+    kiln_key_range(&a, &s, q0, BM, s.sq, 1, split, &lo, &hi);
+    const kiln_i32 ntiles = hi > lo ? (kiln_i32)((hi - lo + BN - 1) / BN) : 0;
 
     if (tid == 0) {
         for (kiln_i32 i = 0; i < NBARS; ++i)
-            kiln_mbar_init(&bars[i], i == BAR_Q || (i >= BAR_KFULL(0) && i < BAR_KEMPTY(0))
-                                         ? 1u : 8u);
+            kiln_mbar_init(&bars[i], i < 1 + 2 * NS ? 1u : 8u);
         kiln_mbar_init_fence();
     }
     kiln_sync();
 
     if (wg == 0) {
-        /* ---- producer: one thread issues every copy ---- */
+        /* ---- producer ---- */
         kiln_setmaxnreg_dec(24);
-        if (tid != 0) return;
-        kiln_i32 ring = 0, qn = 0;
-        for (kiln_i64 wi = kiln_block_x(); wi < total; wi += gridDim.x) {
-            hp_item it;
-            hp_item_of(&a, wi, nq, &it);
-            if (it.ntiles == 0) continue;
-            const kiln_i32 hq = (kiln_i32)it.h, hkv = (kiln_i32)(it.h / group);
-            const kiln_i32 bb = (kiln_i32)it.b;
-            /* The consumers are done with the previous item's Q. */
-            kiln_mbar_wait(&bars[BAR_QEMPTY], ((kiln_u32)qn & 1u) ^ 1u);
+        if (tid == 0 && ntiles > 0) {
             kiln_mbar_expect_tx(&bars[BAR_Q], TILE_Q);
             for (kiln_i32 c = 0; c < DB; ++c)
-                kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64,
-                                 (kiln_i32)it.q0, hq, bb);
-            for (kiln_i32 t = 0; t < it.ntiles; ++t, ++ring) {
-                const kiln_i32 st = RING_SLOT(ring);
-                const kiln_u32 ph = RING_PHASE(ring);
-                const kiln_i32 kt = (kiln_i32)(it.lo + (kiln_i64)t * BN);
+                kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64, (kiln_i32)q0,
+                                 (kiln_i32)h, (kiln_i32)b);
+            for (kiln_i32 t = 0; t < ntiles; ++t) {
+                const kiln_i32 st = t % NS;
+                const kiln_u32 ph = (kiln_u32)(t / NS) & 1u;
+                const kiln_i32 kt = (kiln_i32)(lo + (kiln_i64)t * BN);
                 kiln_mbar_wait(&bars[BAR_KEMPTY(st)], ph ^ 1u);
                 kiln_mbar_expect_tx(&bars[BAR_KFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(ks + st * TILE_K + c * (BN * 128), &tk,
-                                     &bars[BAR_KFULL(st)], c * 64, kt, hkv, bb);
+                                     &bars[BAR_KFULL(st)], c * 64, kt, (kiln_i32)hk,
+                                     (kiln_i32)b);
                 kiln_mbar_wait(&bars[BAR_VEMPTY(st)], ph ^ 1u);
                 kiln_mbar_expect_tx(&bars[BAR_VFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(vs + st * TILE_K + c * (BN * 128), &tv,
-                                     &bars[BAR_VFULL(st)], c * 64, kt, hkv, bb);
+                                     &bars[BAR_VFULL(st)], c * 64, kt, (kiln_i32)hk,
+                                     (kiln_i32)b);
             }
-            ++qn;
         }
         return;
     }
@@ -342,159 +309,151 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     const kiln_i32 wtid = tid % 128;
     const kiln_i32 warp = wtid / 32, lane = tid % 32;
     const kiln_i32 g = lane / 4, tq4 = lane % 4;
+
+    hp_rows w;
+    int live[2];
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        const kiln_i64 i = q0 + cw * 64 + warp * 16 + g + 8 * r;
+        kiln_i64 vl = lo, vh = hi;
+        live[r] = i < s.sq;
+        w.slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + h] * KILN_LOG2E : 0.0f;
+#if KILN_MASK != KILN_MASK_FULL
+        if (a.window_left >= 0 && i + diag - a.window_left > vl) vl = i + diag - a.window_left;
+#if KILN_MASK == KILN_MASK_CAUSAL
+        if (i + diag + 1 < vh) vh = i + diag + 1;
+#else
+        if (a.window_right >= 0 && i + diag + a.window_right + 1 < vh)
+            vh = i + diag + a.window_right + 1;
+#endif
+#endif
+        w.ri[r] = (kiln_i32)i;
+        w.vlo[r] = (kiln_i32)(vl < hi ? vl : hi);
+        w.vhi[r] = (kiln_i32)(vh > lo ? vh : lo);
+        w.seen[r] = 0;
+        w.m[r] = kiln_neg_inf();
+        w.l[r] = 0.0f;
+    }
+    const kiln_i64 i0 = q0;
+    const kiln_i64 i_last = (q0 + BM < s.sq ? q0 + BM : s.sq) - 1;
     /* Scores are kept raw when nothing but the scale acts on them (scale > 0 keeps the max
      * where it is), so scale and max fold into one multiply-add before each exp. */
     const int plain = a.softcap == 0.0f && !a.alibi && a.scale > 0.0f;
+
+    float o[NACC_O];
+    #pragma unroll
+    for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] = 0.0f;
+    float sc[NACC_S], alpha[2];
+    kiln_u32 pf[BN / 16][4];
     const kiln_u32 q_addr = kiln_smem_addr(qs) + cw * 64 * 128;
     const kiln_u32 k_addr = kiln_smem_addr(ks);
     const kiln_u32 v_addr = kiln_smem_addr(vs);
-    kiln_i32 ring = 0, qn = 0;
 
-    for (kiln_i64 wi = kiln_block_x(); wi < total; wi += gridDim.x) {
-        hp_item it;
-        hp_item_of(&a, wi, nq, &it);
-        if (it.skip) continue;
-        const kiln_seq s = it.s;
-        const kiln_i64 h = it.h, b = it.b, split = it.split, q0 = it.q0, lo = it.lo, hi = it.hi;
-        const kiln_i32 ntiles = it.ntiles;
-        const kiln_i64 diag = s.sk - s.sq;
-
-        hp_rows w;
-        int live[2];
-        #pragma unroll
-        for (kiln_i32 r = 0; r < 2; ++r) {
-            const kiln_i64 i = q0 + cw * 64 + warp * 16 + g + 8 * r;
-            kiln_i64 vl = lo, vh = hi;
-            live[r] = i < s.sq;
-            w.slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + h] * KILN_LOG2E : 0.0f;
-#if KILN_MASK != KILN_MASK_FULL
-            if (a.window_left >= 0 && i + diag - a.window_left > vl) vl = i + diag - a.window_left;
-#if KILN_MASK == KILN_MASK_CAUSAL
-            if (i + diag + 1 < vh) vh = i + diag + 1;
-#else
-            if (a.window_right >= 0 && i + diag + a.window_right + 1 < vh)
-                vh = i + diag + a.window_right + 1;
-#endif
-#endif
-            w.ri[r] = (kiln_i32)i;
-            w.vlo[r] = (kiln_i32)(vl < hi ? vl : hi);
-            w.vhi[r] = (kiln_i32)(vh > lo ? vh : lo);
-            w.seen[r] = 0;
-            w.m[r] = kiln_neg_inf();
-            w.l[r] = 0.0f;
-        }
-        const kiln_i64 i0 = q0;
-        const kiln_i64 i_last = (q0 + BM < s.sq ? q0 + BM : s.sq) - 1;
-
-        float o[NACC_O];
-        #pragma unroll
-        for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] = 0.0f;
-        float sc[NACC_S], alpha[2];
-        kiln_u32 pf[BN / 16][4];
-
-        /* Pipeline inside the warpgroup, step t >= 1: issue S_t = Q K_t^T and O += P_{t-1}
-         * V_{t-1}, wait for S_t only, run the softmax of S_t while the tensor cores finish
-         * the P V product, wait for it, rescale O and make P_t. P_{t-1} stays in pf (the
-         * product reads it asynchronously) until that wait.
-         * Turns: consumer 0 issues first; each issue phase (tile 0's S, then S_t with P V of
-         * t - 1, then the last P V: ntiles + 1 of them) waits for its turn and passes it
-         * on; consumer 1 does not pass after its last, so every arrival is consumed. */
-        if (ntiles > 0) {
-            const kiln_i32 r0 = ring;
+    /* Pipeline inside the warpgroup, step t >= 1: issue S_t = Q K_t^T and O += P_{t-1}
+     * V_{t-1}, wait for S_t only, run the softmax of S_t while the tensor cores finish the
+     * P V product, wait for it, rescale O and make P_t. P_{t-1} stays in pf (the product
+     * reads it asynchronously) until that wait. */
+    /* Turns: consumer 0 issues first; each issue phase (tile 0's S, then S_t with P V of
+     * t - 1, then the last P V: ntiles + 1 of them) waits for its turn and passes it on;
+     * consumer 1 does not pass after its last, so every arrival is consumed. */
+    if (ntiles > 0) {
 #if KILN_HOPPER_PINGPONG
-            if (cw == 1) kiln_bar_arrive(2, 256);
+        if (cw == 1) kiln_bar_arrive(2, 256);
 #endif
-            kiln_mbar_wait(&bars[BAR_Q], (kiln_u32)qn & 1u);
-            kiln_mbar_wait(&bars[BAR_KFULL(RING_SLOT(r0))], RING_PHASE(r0));
+        kiln_mbar_wait(&bars[BAR_Q], 0);
+        kiln_mbar_wait(&bars[BAR_KFULL(0)], 0);
+        HP_TURN_WAIT();
+        kiln_wgmma_fence();
+        hp_issue_s(sc, q_addr, k_addr);
+        HP_TURN_PASS(0);
+        kiln_wgmma_wait(0);
+        #pragma unroll
+        for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
+        if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(0)]);
+        hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain);
+        hp_pack_p(pf, sc);
+
+        for (kiln_i32 t = 1; t < ntiles; ++t) {
+            const kiln_i32 st = t % NS, pst = (t - 1) % NS;
+            const kiln_u32 ph = (kiln_u32)(t / NS) & 1u, pph = (kiln_u32)((t - 1) / NS) & 1u;
+            const kiln_i64 kt = lo + (kiln_i64)t * BN;
+            kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
+            kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
             HP_TURN_WAIT();
             kiln_wgmma_fence();
-            hp_issue_s(sc, q_addr, k_addr + RING_SLOT(r0) * TILE_K);
+            hp_issue_s(sc, q_addr, k_addr + st * TILE_K);
+            hp_issue_pv(o, pf, v_addr + pst * TILE_K);
             HP_TURN_PASS(0);
-            kiln_wgmma_wait(0);
+            kiln_wgmma_wait(1);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
-            if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(RING_SLOT(r0))]);
-            hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain);
-            hp_pack_p(pf, sc);
-
-            for (kiln_i32 t = 1; t < ntiles; ++t) {
-                const kiln_i32 st = RING_SLOT(r0 + t), pst = RING_SLOT(r0 + t - 1);
-                const kiln_i64 kt = lo + (kiln_i64)t * BN;
-                kiln_mbar_wait(&bars[BAR_KFULL(st)], RING_PHASE(r0 + t));
-                kiln_mbar_wait(&bars[BAR_VFULL(pst)], RING_PHASE(r0 + t - 1));
-                #pragma unroll
-                for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-                HP_TURN_WAIT();
-                kiln_wgmma_fence();
-                hp_issue_s(sc, q_addr, k_addr + st * TILE_K);
-                hp_issue_pv(o, pf, v_addr + pst * TILE_K);
-                HP_TURN_PASS(0);
-                kiln_wgmma_wait(1);
-                #pragma unroll
-                for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
-                if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
-                hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain);
-                kiln_wgmma_wait(0);
-                #pragma unroll
-                for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-                if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
-                #pragma unroll
-                for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
-                hp_pack_p(pf, sc);
-            }
-
-            const kiln_i32 pst = RING_SLOT(r0 + ntiles - 1);
-            kiln_mbar_wait(&bars[BAR_VFULL(pst)], RING_PHASE(r0 + ntiles - 1));
-            #pragma unroll
-            for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-            HP_TURN_WAIT();
-            kiln_wgmma_fence();
-            hp_issue_pv(o, pf, v_addr + pst * TILE_K);
-            HP_TURN_PASS(1);
+            if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
+            hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain);
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-            if (lane == 0) {
-                kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
-                kiln_mbar_arrive(&bars[BAR_QEMPTY]); /* every product of this Q is done */
-            }
-            ring += ntiles;
-            ++qn;
+            if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
+            hp_pack_p(pf, sc);
         }
 
-        /* Output while the producer already loads the next item. */
+        const kiln_i32 pst = (ntiles - 1) % NS;
+        kiln_mbar_wait(&bars[BAR_VFULL(pst)], (kiln_u32)((ntiles - 1) / NS) & 1u);
         #pragma unroll
-        for (kiln_i32 r = 0; r < 2; ++r) {
-            w.l[r] += kiln_shfl_xor(w.l[r], 1);
-            w.l[r] += kiln_shfl_xor(w.l[r], 2);
-        }
+        for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+        HP_TURN_WAIT();
+        kiln_wgmma_fence();
+        hp_issue_pv(o, pf, v_addr + pst * TILE_K);
+        HP_TURN_PASS(1);
+        kiln_wgmma_wait(0);
         #pragma unroll
-        for (kiln_i32 r = 0; r < 2; ++r) {
-            if (!live[r]) continue;
-            const kiln_i64 i = w.ri[r];
-            const float inv = w.seen[r] ? 1.0f / w.l[r] : 0.0f;
-            const float lse =
-                w.seen[r] ? w.m[r] * KILN_LN2 + kiln_logf(w.l[r]) : kiln_neg_inf();
-            if (a.num_splits > 1) {
-                const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
-                #pragma unroll
-                for (kiln_i32 n = 0; n < D / 8; ++n) {
-                    float2 v2;
-                    v2.x = o[4 * n + 2 * r] * inv;
-                    v2.y = o[4 * n + 2 * r + 1] * inv;
-                    *(float2 *)&a.ws_out[wrow * D + n * 8 + 2 * tq4] = v2;
-                }
-                if (tq4 == 0) a.ws_lse[wrow] = lse;
-            } else {
-                kiln_elem *out = (kiln_elem *)a.out;
-                const kiln_i64 at = s.o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
-                #pragma unroll
-                for (kiln_i32 n = 0; n < D / 8; ++n)
-                    *(kiln_u32 *)&out[at + n * 8] =
-                        kiln_pack2(o[4 * n + 2 * r] * inv, o[4 * n + 2 * r + 1] * inv);
-                if (tq4 == 0 && a.lse)
-                    a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
+        for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+        if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
+    }
+    float l[2], m[2];
+    int seen[2];
+    kiln_i64 ri[2];
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        l[r] = w.l[r];
+        m[r] = w.m[r];
+        seen[r] = w.seen[r];
+        ri[r] = w.ri[r];
+    }
+
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        l[r] += kiln_shfl_xor(l[r], 1);
+        l[r] += kiln_shfl_xor(l[r], 2);
+    }
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        if (!live[r]) continue;
+        const kiln_i64 i = ri[r];
+        const float inv = seen[r] ? 1.0f / l[r] : 0.0f;
+        const float lse = seen[r] ? m[r] * KILN_LN2 + kiln_logf(l[r]) : kiln_neg_inf();
+        if (a.num_splits > 1) {
+            const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
+            #pragma unroll
+            for (kiln_i32 n = 0; n < D / 8; ++n) {
+                float2 v2;
+                v2.x = o[4 * n + 2 * r] * inv;
+                v2.y = o[4 * n + 2 * r + 1] * inv;
+                *(float2 *)&a.ws_out[wrow * D + n * 8 + 2 * tq4] = v2;
             }
+            if (tq4 == 0) a.ws_lse[wrow] = lse;
+        } else {
+            kiln_elem *out = (kiln_elem *)a.out;
+            const kiln_i64 at = s.o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
+            #pragma unroll
+            for (kiln_i32 n = 0; n < D / 8; ++n)
+                *(kiln_u32 *)&out[at + n * 8] =
+                    kiln_pack2(o[4 * n + 2 * r] * inv, o[4 * n + 2 * r + 1] * inv);
+            if (tq4 == 0 && a.lse)
+                a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
         }
     }
 }

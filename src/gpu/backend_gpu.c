@@ -308,8 +308,7 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     if (st == KILN_OK && !grid_empty(grid)) {
         void *args[] = {&a};
         if (v.tier == KILN_GPU_TIER_ID_HOPPER)
-            st = kiln_gpu_hopper_launch(s->drv, fn, &v, &a, grid, block,
-                                        s->info.compute_units, p->stream);
+            st = kiln_gpu_hopper_launch(s->drv, fn, &v, &a, grid, block, p->stream);
         else
             st = s->drv->launch(fn, grid, block, 0, p->stream, args);
         if (st == KILN_OK && splits > 1) {

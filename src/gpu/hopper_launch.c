@@ -38,9 +38,8 @@ static kiln_status make_map(const kiln_gpu_driver *drv, hopper_map *m, int is_bf
 kiln_status kiln_gpu_hopper_launch(const kiln_gpu_driver *drv, void *fn,
                                    const kiln_gpu_variant *v, kiln_attn_args *a,
                                    const unsigned grid[3], const unsigned block[3],
-                                   int compute_units, void *stream)
+                                   void *stream)
 {
-    unsigned pgrid[3] = {grid[0], 1, 1};
     hopper_map mq, mk, mv;
     const int bf16 = v->dtype == KILN_BF16;
     const uint32_t bq = KILN_HOPPER_BLOCK_Q, bk = KILN_HOPPER_BLOCK_K;
@@ -61,8 +60,6 @@ kiln_status kiln_gpu_hopper_launch(const kiln_gpu_driver *drv, void *fn,
         mk = mq;
         mv = mq;
     }
-    if (compute_units > 0 && pgrid[0] > (unsigned)compute_units)
-        pgrid[0] = (unsigned)compute_units;
     void *args[] = {a, &mq, &mk, &mv};
-    return drv->launch(fn, pgrid, block, (unsigned)kiln_gpu_hopper_smem_bytes(v), stream, args);
+    return drv->launch(fn, grid, block, (unsigned)kiln_gpu_hopper_smem_bytes(v), stream, args);
 }

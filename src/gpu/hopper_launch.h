@@ -14,12 +14,10 @@
 int kiln_gpu_hopper_smem_bytes(const kiln_gpu_variant *v);
 
 /* Builds the q, k and v tensor maps of a (and the problem's element type) and queues fn
- * on stream: grid[0] work items (kiln_gpu_attn_grid_for) on a persistent grid of at most
- * compute_units blocks. KILN_UNSUPPORTED when the driver cannot make tensor maps or refuses
- * these. */
+ * on stream. KILN_UNSUPPORTED when the driver cannot make tensor maps or refuses these. */
 kiln_status kiln_gpu_hopper_launch(const kiln_gpu_driver *drv, void *fn,
                                    const kiln_gpu_variant *v, kiln_attn_args *a,
                                    const unsigned grid[3], const unsigned block[3],
-                                   int compute_units, void *stream);
+                                   void *stream);
 
 #endif

@@ -463,13 +463,11 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
                              KILN_ATTN_TENSOR_BLOCK_Q,
                          GRID_X_MAX, &grid[0]));
     if (v->tier == KILN_GPU_TIER_ID_HOPPER) {
-        /* Work items (query tile, head, batch, split), all of them here; the launch runs a
-         * persistent grid of at most one block per compute unit over them
-         * (kiln_gpu_hopper_launch). */
-        const int64_t items = (a->seqlen_q + KILN_HOPPER_BLOCK_Q - 1) / KILN_HOPPER_BLOCK_Q *
-                              a->heads_q * a->batch * a->num_splits;
-        KILN_FORWARD(fit("attention", "x (work items)", items, GRID_X_MAX, &grid[0]));
-        grid[1] = grid[2] = 1;
+        /* One head's query tile per block: (tiles, heads_q, batch x splits). */
+        KILN_FORWARD(fit("attention", "x (query tiles)",
+                         (a->seqlen_q + KILN_HOPPER_BLOCK_Q - 1) / KILN_HOPPER_BLOCK_Q,
+                         GRID_X_MAX, &grid[0]));
+        KILN_FORWARD(fit("attention", "y (heads_q)", a->heads_q, GRID_YZ_MAX, &grid[1]));
         block[0] = KILN_HOPPER_THREADS;
     }
     return KILN_OK;
