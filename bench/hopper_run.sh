@@ -162,16 +162,16 @@ if has ab; then
 fi
 
 if has bench; then
-  KILN_LIBRARY=$b/libkiln.so KILN_BENCH_TIERS=hopper,tensor PYTHONPATH=python \
-    PYTHONUNBUFFERED=1 timeout 300 python3 bench/reference_benchmark.py --only prefill \
+  KILN_LIBRARY=$b/libkiln.so PYTHONPATH=python \
+    PYTHONUNBUFFERED=1 timeout 300 python3 bench/reference_benchmark.py --only prefill --kiln-tiers hopper,tensor \
     --out "$out/results" > "$logs/prefill.log" 2>&1
   stamp "prefill rc=$?"
   grep -E "prefill D=|failed" "$logs/prefill.log" >> "$sum"
 fi
 
 if has ref; then
-  KILN_LIBRARY=$b/libkiln.so KILN_BENCH_TIERS=hopper,tensor PYTHONPATH=python \
-    PYTHONUNBUFFERED=1 timeout 150 python3 bench/reference_benchmark.py --only reference \
+  KILN_LIBRARY=$b/libkiln.so PYTHONPATH=python \
+    PYTHONUNBUFFERED=1 timeout 150 python3 bench/reference_benchmark.py --only reference --kiln-tiers hopper,tensor \
     --out "$out/results" > "$logs/reference.log" 2>&1
   stamp "reference rc=$?"
   tail -12 "$logs/reference.log" >> "$sum"

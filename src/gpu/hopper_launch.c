@@ -10,11 +10,6 @@ typedef struct hopper_map {
     _Alignas(64) uint64_t opaque[16];
 } hopper_map;
 
-int kiln_gpu_hopper_smem_bytes(const kiln_gpu_variant *v)
-{
-    return KILN_HOPPER_SMEM_BYTES(v->head_dim);
-}
-
 /* [batch][seq][heads][head_dim] with element strides (row, head, batch) as a 4-d map,
  * boxes of 64 x rows x 1 x 1. A dimension of extent 1 is never stepped over, so its stride
  * may be anything the caller's tensor has; it is given one the copy engine accepts. */
@@ -61,5 +56,5 @@ kiln_status kiln_gpu_hopper_launch(const kiln_gpu_driver *drv, void *fn,
         mv = mq;
     }
     void *args[] = {a, &mq, &mk, &mv};
-    return drv->launch(fn, grid, block, (unsigned)kiln_gpu_hopper_smem_bytes(v), stream, args);
+    return drv->launch(fn, grid, block, (unsigned)kiln_gpu_variant_dynamic_smem(v), stream, args);
 }

@@ -9,12 +9,8 @@
 #include "gpu.h"
 #include "variants.h"
 
-/* Dynamic shared memory the variant's kernel is launched with (the function must have been
- * allowed that much with drv->function_set_smem). */
-int kiln_gpu_hopper_smem_bytes(const kiln_gpu_variant *v);
-
 /* Builds the q, k and v tensor maps of a (and the problem's element type) and queues fn
- * on stream. KILN_UNSUPPORTED when the driver cannot make tensor maps or refuses these. */
+ * on stream with kiln_gpu_variant_dynamic_smem(v) bytes of shared memory. KILN_UNSUPPORTED when the driver cannot make tensor maps or refuses these. */
 kiln_status kiln_gpu_hopper_launch(const kiln_gpu_driver *drv, void *fn,
                                    const kiln_gpu_variant *v, kiln_attn_args *a,
                                    const unsigned grid[3], const unsigned block[3],
