@@ -215,6 +215,8 @@ int main(int argc, char **argv)
         /* The first-call variant is left out: it was compiled above already. */
         int pick = all || !strcmp(key, "attn_fwd.bf16.d64.causal.fixed.generic") ||
                    !strcmp(key, "attn_fwd.bf16.d128.causal.fixed.generic") ||
+                   !strcmp(key, "attn_fwd.bf16.d64.full.fixed.hopper") ||
+                   !strcmp(key, "attn_fwd.bf16.d128.causal.fixed.hopper") ||
                    !strcmp(key, "attn_fwd.bf16.d128.full.paged.generic") ||
                    !strcmp(key, "attn_fwd.f16.d256.window.varlen.generic") ||
                    !strcmp(key, "attn_combine.bf16.d128.generic") ||

@@ -201,7 +201,7 @@ class _Env:
 
 # kiln's GPU tiers, each forced through KILN_GPU_TIER; a tier that does not cover a shape
 # says so and is reported as not run.
-KILN_TIERS = ["tensor", "generic"]
+KILN_TIERS = ["hopper", "tensor", "generic"]
 
 
 def tier_context(tier):

@@ -123,7 +123,7 @@ static void check_cpu(checker *c, const tool_choice_list *levels, int all_levels
     kiln_env_set("KILN_CPU_SIMD", had ? saved : NULL);
 }
 
-static const char *const tier_choices[] = {"generic", "tensor", "auto", NULL};
+static const char *const tier_choices[] = {"generic", "tensor", "auto", "hopper", NULL};
 
 /* A GPU backend on each requested tier (KILN_GPU_TIER, read at every call). With no --tier
  * and no KILN_GPU_TIER set: the generic tier, then auto (the tensor tier where it covers
@@ -238,8 +238,9 @@ const tool_cmd tool_cmd_check = {
     "  --simd LIST   CPU SIMD levels to check, each in its own context: scalar, avx2,\n"
     "                avx512, avx512bf16, or all (every level this CPU has); default: the\n"
     "                level the CPU backend picks\n"
-    "  --tier LIST   GPU tiers to check: generic, tensor (cases it does not cover fail),\n"
-    "                auto (tensor where it covers the case, else generic); default:\n"
+    "  --tier LIST   GPU tiers to check: generic, tensor or hopper (cases the tier does\n"
+    "                not cover fail), auto (hopper, then tensor where they cover the\n"
+    "                case, else generic); default:\n"
     "                generic,auto, or only what KILN_GPU_TIER says when it is set\n"
     "  --json        print the results as JSON\n"
     "\n"

@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "error.h"
 #include "gpu.h"
+#include "hopper_launch.h"
 #include "kernel_source.h"
 #include "platform/platform.h"
 #include "targets.h"
@@ -95,7 +96,11 @@ kiln_status kiln_gpu_variant_image(const kiln_gpu_driver *drv, const char *targe
     }
     char shipped[512];
     kiln_aot_targets(shipped, sizeof shipped);
-    compile_job job = {drv, source, file, target, defs.ptr, n};
+    /* The hopper tier's instructions (wgmma, setmaxnreg) exist only for the target's
+     * arch-specific name (sm_90a). */
+    const kiln_target *tt = kiln_target_find(target);
+    const char *arch = v->tier == KILN_GPU_TIER_ID_HOPPER && tt ? tt->compile_arch : target;
+    compile_job job = {drv, source, file, arch, defs.ptr, n};
     kiln_cache_key k = {.target = target,
                         .compiler = drv->compiler,
                         .compiler_version = compiler_version,
@@ -255,6 +260,11 @@ static kiln_status gpu_init(const kiln_gpu_driver *drv, int device, void **state
         return st;
     }
     s->target = kiln_target_find(s->info.target);
+    /* auto takes the hopper tier only where the driver makes tensor maps (a map-less
+     * query answers whether it can). */
+    if (s->tier == KILN_GPU_TIER_AUTO &&
+        (!drv->tensor_map || drv->tensor_map(NULL, 0, NULL, 0, NULL, NULL, NULL) != KILN_OK))
+        s->tier = KILN_GPU_TIER_AUTO_NO_HOPPER;
     *state = s;
     return KILN_OK;
 }
@@ -379,7 +389,10 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p,
         if (st == KILN_OK) kiln_gpu_attn_args(&a, p, splits, ws);
     }
     void *args[] = {&a};
-    if (st == KILN_OK) st = kiln_gpu_launch(s->dev, k->fn, grid, block, k->smem, p->stream, args);
+    if (st == KILN_OK && v.tier == KILN_GPU_TIER_ID_HOPPER)
+        st = kiln_gpu_hopper_launch(s->dev, k->fn, &v, &a, grid, block, k->smem, p->stream);
+    else if (st == KILN_OK)
+        st = kiln_gpu_launch(s->dev, k->fn, grid, block, k->smem, p->stream, args);
     if (st == KILN_OK && splits > 1 && !grid_empty(cgrid))
         st = kiln_gpu_launch(s->dev, kc->fn, cgrid, cblock, 0, p->stream, args);
     if (shared_ws) kiln_mutex_unlock(s->mutex);

@@ -140,13 +140,22 @@ struct kiln_gpu_driver {
      * every kernel may use all the workgroup's memory, as on AMD). */
     int smem_optin_attribute;
     int (*func_set_attribute)(void *fn, int attribute, int value);
+    /* (NVIDIA only, NULL elsewhere) Fills map (128 bytes, 64-byte aligned) with a tiled
+     * tensor map over a tensor of 2-byte elements (bf16 when is_bf16, else f16) for the
+     * tensor copy engine: rank dimensions innermost first, the byte strides of dimensions
+     * 1.., boxes of box[] elements, 128-byte swizzling, zeros out of range.
+     * KILN_UNSUPPORTED when the loaded driver lacks it; map NULL only asks whether maps can
+     * be made. */
+    kiln_status (*tensor_map)(void *map, int is_bf16, const void *base, int rank,
+                              const uint64_t *dims, const uint64_t *strides,
+                              const uint32_t *box);
 };
 
 /* A vendor's table from its functions, named <prefix>_load, _load_compiler, _open, _close,
  * _current_get, _current_set, _error_text, and its static entry_names, rtc_names, shared
  * and rtc. */
 #define KILN_GPU_DRIVER_TABLE(prefix, kind_, name_, compiler_, label_, arch_option_, image_,    \
-                              smem_attribute_, set_attribute_)                                 \
+                              smem_attribute_, set_attribute_, tensor_map_)                    \
     {                                                                                          \
         .kind = kind_, .name = name_, .compiler = compiler_, .compiler_label = label_,         \
         .arch_option = arch_option_, .image_label = image_, .entry_names = entry_names,        \
@@ -155,6 +164,7 @@ struct kiln_gpu_driver {
         .close = prefix##_close, .current_get = prefix##_current_get,                          \
         .current_set = prefix##_current_set, .error_text = prefix##_error_text,                \
         .smem_optin_attribute = smem_attribute_, .func_set_attribute = set_attribute_,        \
+        .tensor_map = tensor_map_,                                                             \
     }
 
 /* An open device. */

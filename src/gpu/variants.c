@@ -13,6 +13,7 @@ static const kiln_dtype kAttnDtypes[] = {KILN_F16, KILN_BF16};
 static const kiln_dtype kActDtypes[] = {KILN_F32, KILN_F16, KILN_BF16};
 static const int32_t kHeadDims[] = {64, 128, 256};
 static const int32_t kTensorHeadDims[] = KILN_ATTN_TENSOR_HEAD_DIMS;
+static const int32_t kHopperHeadDims[] = {64, 128};
 static const int32_t kMasks[] = {KILN_MASK_FULL, KILN_MASK_CAUSAL, KILN_MASK_WINDOW};
 static const kiln_attn_mode kModes[] = {KILN_MODE_FIXED, KILN_MODE_VARLEN, KILN_MODE_PAGED};
 static const kiln_activation kActs[] = {KILN_ACT_SILU, KILN_ACT_GELU, KILN_ACT_GELU_TANH};
@@ -36,6 +37,12 @@ static int has_mma_sync(const kiln_target *t)
 {
     return t && t->vendor == KILN_VENDOR_NVIDIA && strncmp(t->name, "sm_", 3) == 0 &&
            atoi(t->name + 3) >= 80;
+}
+
+/* wgmma, TMA and setmaxnreg: sm_90 (compiled for sm_90a). */
+static int has_wgmma(const kiln_target *t)
+{
+    return t && t->vendor == KILN_VENDOR_NVIDIA && t->matrix == KILN_MATRIX_WGMMA;
 }
 
 size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t cap)
@@ -73,6 +80,15 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                                               KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR};
                         put(out, cap, &n, v);
                     }
+    if (has_wgmma(t))
+        for (size_t a = 0; a < COUNT(kAttnDtypes); ++a)
+            for (size_t d = 0; d < COUNT(kHopperHeadDims); ++d)
+                for (size_t m = 0; m < COUNT(kMasks); ++m) {
+                    kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a], kHopperHeadDims[d],
+                                          kMasks[m], KILN_MODE_FIXED, KILN_ACT_SILU,
+                                          KILN_GPU_TIER_ID_HOPPER};
+                    put(out, cap, &n, v);
+                }
     return n;
 }
 
@@ -163,12 +179,75 @@ int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, cha
     return 1;
 }
 
+static int aligned16_or_null(const void *ptr) { return ptr == NULL || aligned16(ptr); }
+
+int kiln_gpu_hopper_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
+                           size_t cap)
+{
+    const int64_t big = (int64_t)1 << 29;
+    if (!has_wgmma(t)) {
+        if (why) snprintf(why, cap, "the hopper tier needs an sm_90 target (wgmma and TMA), not %s",
+                 t ? t->name : "an unknown target");
+        return 0;
+    }
+    if (p->dtype != KILN_F16 && p->dtype != KILN_BF16) {
+        if (why) snprintf(why, cap, "the hopper tier takes f16 or bf16, not %s",
+                 kiln_dtype_name(p->dtype));
+        return 0;
+    }
+    if (p->head_dim != 64 && p->head_dim != 128) {
+        if (why) snprintf(why, cap, "the hopper tier runs head_dim 64 or 128, not %lld",
+                 (long long)p->head_dim);
+        return 0;
+    }
+    if (p->mode != KILN_MODE_FIXED) {
+        if (why) snprintf(why, cap, "the hopper tier runs fixed-length attention; %s runs on the "
+                 "tensor tier", p->mode == KILN_MODE_VARLEN ? "varlen" : "paged KV");
+        return 0;
+    }
+    if (p->seqlen_q >= big || p->seqlen_k >= big || p->batch >= big || p->heads_q >= big) {
+        if (why) snprintf(why, cap, "the hopper tier needs seqlen_q, seqlen_k, batch and heads below "
+                 "2^29 (32-bit tensor-map coordinates and mask arithmetic)");
+        return 0;
+    }
+    {
+        const int64_t st[] = {p->q_stride_batch, p->q_stride_row, p->q_stride_head,
+                              p->k_stride_batch, p->k_stride_row, p->k_stride_head,
+                              p->v_stride_batch, p->v_stride_row, p->v_stride_head,
+                              p->o_stride_batch, p->o_stride_row, p->o_stride_head};
+        int ok = aligned16_or_null(p->q) && aligned16_or_null(p->k) &&
+                 aligned16_or_null(p->v) && aligned16_or_null(p->out);
+        for (size_t i = 0; i < COUNT(st); ++i)
+            ok = ok && st[i] % 8 == 0 && st[i] >= 0 && st[i] < ((int64_t)1 << 38);
+        if (!ok) {
+            if (why) snprintf(why, cap, "the hopper tier reads q, k and v through the tensor copy "
+                     "engine: q, k, v and out must start on 16-byte boundaries and every "
+                     "stride must be a multiple of 8 elements");
+            return 0;
+        }
+    }
+    return 1;
+}
+
 kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kiln_target *t,
                                            kiln_gpu_tier_request want, kiln_gpu_variant *v)
 {
     char why[256];
     int covered;
     if (want == KILN_GPU_TIER_WANT_GENERIC) return kiln_gpu_variant_for_attn(p, v);
+    if (want == KILN_GPU_TIER_WANT_HOPPER || want == KILN_GPU_TIER_AUTO) {
+        /* The reason is formatted only when it becomes an error. */
+        covered = kiln_gpu_hopper_covers(p, t, want == KILN_GPU_TIER_WANT_HOPPER ? why : NULL,
+                                         sizeof why);
+        KILN_FAIL_IF(want == KILN_GPU_TIER_WANT_HOPPER && !covered, KILN_UNSUPPORTED,
+                     "KILN_GPU_TIER=hopper: %s", why);
+        if (covered && (want == KILN_GPU_TIER_WANT_HOPPER || p->seqlen_q >= 64)) {
+            KILN_FORWARD(kiln_gpu_variant_for_attn(p, v));
+            v->head_dim = (int32_t)p->head_dim;
+            v->tier = KILN_GPU_TIER_ID_HOPPER;
+            return KILN_OK;
+        }
+    }
     /* The reason is formatted only when it becomes an error. */
     covered = kiln_gpu_tensor_covers(p, t, want == KILN_GPU_TIER_WANT_TENSOR ? why : NULL,
                                      sizeof why);
@@ -191,16 +270,20 @@ kiln_status kiln_gpu_tier_from_env(kiln_gpu_tier_request *want)
             *want = KILN_GPU_TIER_WANT_GENERIC;
         else if (strcmp(env, "tensor") == 0)
             *want = KILN_GPU_TIER_WANT_TENSOR;
+        else if (strcmp(env, "hopper") == 0)
+            *want = KILN_GPU_TIER_WANT_HOPPER;
         else
             KILN_FAIL_IF(strcmp(env, "auto") != 0, KILN_INVALID_ARGUMENT,
-                         "KILN_GPU_TIER=%s: expected auto, generic or tensor", env);
+                         "KILN_GPU_TIER=%s: expected auto, generic, tensor or hopper", env);
     }
     return KILN_OK;
 }
 
 const char *kiln_gpu_variant_tier_name(const kiln_gpu_variant *v)
 {
-    return v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_GPU_TIER_TENSOR : KILN_GPU_TIER_GENERIC;
+    return v->tier == KILN_GPU_TIER_ID_HOPPER   ? KILN_GPU_TIER_HOPPER
+           : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_GPU_TIER_TENSOR
+                                                : KILN_GPU_TIER_GENERIC;
 }
 
 kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
@@ -259,7 +342,9 @@ const char *kiln_gpu_variant_file(const kiln_gpu_variant *v)
 {
     switch (v->kind) {
     case KILN_KERNEL_ATTN:
-        return v->tier == KILN_GPU_TIER_ID_TENSOR ? "attention_mma.cu" : "attention.cu";
+        return v->tier == KILN_GPU_TIER_ID_HOPPER   ? "attention_hopper.cu"
+               : v->tier == KILN_GPU_TIER_ID_TENSOR ? "attention_mma.cu"
+                                                    : "attention.cu";
     case KILN_KERNEL_COMBINE: return "combine.cu";
     case KILN_KERNEL_ACT: return "activation.cu";
     }
@@ -407,6 +492,13 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
                          (a->seqlen_q * group + KILN_ATTN_TENSOR_BLOCK_Q - 1) /
                              KILN_ATTN_TENSOR_BLOCK_Q,
                          GRID_X_MAX, &grid[0]));
+    if (v->tier == KILN_GPU_TIER_ID_HOPPER) {
+        /* One head's query tile per block: (tiles, heads_q, batch x splits). */
+        KILN_FORWARD(fit("attention", "x (query tiles)",
+                         (a->seqlen_q + KILN_HOPPER_BLOCK_Q - 1) / KILN_HOPPER_BLOCK_Q,
+                         GRID_X_MAX, &grid[0]));
+        KILN_FORWARD(fit("attention", "y (heads_q)", a->heads_q, GRID_YZ_MAX, &grid[1]));
+    }
     block[0] = (unsigned)kiln_gpu_variant_threads(v);
     return KILN_OK;
 }
@@ -415,8 +507,9 @@ int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
 {
     switch (v->kind) {
     case KILN_KERNEL_ATTN:
-        return v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_THREADS(v->head_dim)
-                                                  : KILN_ATTN_THREADS;
+        return v->tier == KILN_GPU_TIER_ID_HOPPER   ? KILN_HOPPER_THREADS
+               : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_THREADS(v->head_dim)
+                                                    : KILN_ATTN_THREADS;
     case KILN_KERNEL_COMBINE: return KILN_COMBINE_THREADS;
     case KILN_KERNEL_ACT: return KILN_ACT_THREADS;
     }
@@ -425,9 +518,10 @@ int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
 
 int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v)
 {
-    return v->kind == KILN_KERNEL_ATTN && v->tier == KILN_GPU_TIER_ID_TENSOR
-               ? KILN_TQ_SMEM_BYTES(v->head_dim)
-               : 0;
+    if (v->kind != KILN_KERNEL_ATTN) return 0;
+    return v->tier == KILN_GPU_TIER_ID_HOPPER   ? KILN_HOPPER_SMEM_BYTES(v->head_dim)
+           : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_SMEM_BYTES(v->head_dim)
+                                                : 0;
 }
 
 kiln_status kiln_gpu_combine_grid(const kiln_attn_args *a, unsigned grid[3], unsigned block[3])

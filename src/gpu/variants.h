@@ -19,9 +19,22 @@
  *              split-KV too, the generic combine merging its partial outputs. It runs a
  *              problem when head_dim is 64 or 128 and K / V can be read 16 bytes at a
  *              time; everything else stays on the generic tier.
- * KILN_GPU_TIER=auto|generic|tensor picks the tier (auto: tensor where it covers the
- * problem on the target, else generic; tensor: KILN_UNSUPPORTED saying why when it does
- * not cover it).
+ * Hopper tier (NVIDIA sm_90, compiled for sm_90a: wgmma + TMA + mbarriers, warp-specialized,
+ * kernels/attention_hopper.cu):
+ *   attention  dtype {f16, bf16} x head dim {64, 128} (exact) x mask {full, causal, window}
+ *              x mode {fixed}. It covers a problem when: the target is sm_90; head_dim is 64
+ *              or 128; the mode is fixed-length (varlen and paged run on the tensor tier);
+ *              q, k, v and out start on 16-byte
+ *              boundaries and every q / k / v / out stride is a multiple of 8 elements (the
+ *              copy engine's rule); lengths, batch and heads are below 2^29. Inside that
+ *              it runs every option: GQA / MQA, bottom-right causal, windows, soft-cap,
+ *              ALiBi, LSE, split-KV partials (merged by the generic combine). auto takes it
+ *              only when seqlen_q >= 64 (its 128-row query tiles of one head waste most of
+ *              their work on decode-sized q, where the tensor tier packs the query heads of
+ *              a KV head into one block); KILN_GPU_TIER=hopper runs it at any seqlen_q.
+ * KILN_GPU_TIER=auto|generic|tensor|hopper picks the tier (auto: hopper, then tensor, where
+ * they cover the problem on the target, else generic; tensor / hopper: KILN_UNSUPPORTED
+ * saying why when that tier does not cover it).
  */
 #ifndef KILN_GPU_VARIANTS_H
 #define KILN_GPU_VARIANTS_H
@@ -34,6 +47,7 @@
 #include "variant_key.h"
 #include "../../kernels/kiln_args.h"
 #include "../../kernels/attention_mma.h"
+#include "../../kernels/attention_hopper.h"
 #include "targets.h"
 
 typedef enum kiln_kernel_kind {
@@ -56,14 +70,19 @@ typedef struct kiln_gpu_variant {
 #define KILN_GPU_TIER_TENSOR "tensor"
 #define KILN_GPU_TIER_ID_GENERIC 0
 #define KILN_GPU_TIER_ID_TENSOR 1
+#define KILN_GPU_TIER_HOPPER "hopper"
+#define KILN_GPU_TIER_ID_HOPPER 2
 
 typedef enum kiln_gpu_tier_request {
     KILN_GPU_TIER_AUTO = 0,
     KILN_GPU_TIER_WANT_GENERIC = 1,
-    KILN_GPU_TIER_WANT_TENSOR = 2
+    KILN_GPU_TIER_WANT_TENSOR = 2,
+    KILN_GPU_TIER_WANT_HOPPER = 3,
+    /* auto on a device whose driver cannot make tensor maps: tensor, else generic */
+    KILN_GPU_TIER_AUTO_NO_HOPPER = 4
 } kiln_gpu_tier_request;
 
-/* "generic" or "tensor". */
+/* "generic", "tensor" or "hopper". */
 const char *kiln_gpu_variant_tier_name(const kiln_gpu_variant *v);
 #define KILN_GPU_MAX_DEFINES 4
 
@@ -85,6 +104,10 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
 /* Whether the tensor tier has a variant for this problem on t: 1, or 0 with the reason in
  * why (when why is not NULL). */
 int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
+                           size_t cap);
+/* Whether the hopper tier has a variant for this problem on t: 1, or 0 with the reason in
+ * why (the rules are in the comment at the top of this file). */
+int kiln_gpu_hopper_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
                            size_t cap);
 kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
                                          kiln_gpu_variant *v);

@@ -71,8 +71,8 @@ static size_t manifest_objects(const char *out_dir, size_t *missing)
     return n;
 }
 
-/* Tensor-tier objects in the manifest whose stack_bytes is not 0 (printed); *count gets
- * how many tensor-tier objects there are. */
+/* Tensor- and hopper-tier objects in the manifest whose stack_bytes is not 0 (printed);
+ * *count gets how many such objects there are. */
 static size_t tensor_objects_with_stack(const char *out_dir, size_t *count)
 {
     char path[1024], err[256];
@@ -97,7 +97,12 @@ static size_t tensor_objects_with_stack(const char *out_dir, size_t *count)
         if (sscanf(p, "\"variant\": \"%159[^\"]\"", key) != 1 &&
             sscanf(p, "\"variant\":\"%159[^\"]\"", key) != 1)
             continue;
-        if (strlen(key) < 7 || strcmp(key + strlen(key) - 7, ".tensor") != 0) continue;
+        {
+            const size_t kl = strlen(key);
+            const int tensor = kl >= 7 && strcmp(key + kl - 7, ".tensor") == 0;
+            const int hopper = kl >= 7 && strcmp(key + kl - 7, ".hopper") == 0;
+            if (!tensor && !hopper) continue;
+        }
         ++*count;
         if (st) sscanf(st + strlen("\"stack_bytes\":"), " %lld", &stack);
         if (rg) sscanf(rg + strlen("\"registers\":"), " %lld", &regs);
@@ -189,7 +194,7 @@ int main(int argc, char **argv)
     {
         size_t tensor = 0;
         CHECK_EQ(tensor_objects_with_stack(argv[2], &tensor), 0);
-        if (tensor) printf("%s: %zu tensor-tier objects, none with a stack frame\n", t->name,
+        if (tensor) printf("%s: %zu tensor / hopper-tier objects, none with a stack frame\n", t->name,
                            tensor);
     }
     CHECK_EQ(built, expected);

@@ -436,6 +436,100 @@ int main(void)
         CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
         check_note_ran();
     }
+
+    check_case("hopper tier choice");
+    {
+        /* The rules of src/gpu/variants.h: sm_90 only; f16 / bf16, head_dim 64 or 128,
+         * fixed-length; 16-byte aligned q, k, v, out and strides in multiples of 8; auto
+         * takes it from seqlen_q 64 on, else the tensor tier. */
+        const kiln_target *h100 = kiln_target_find("sm_90");
+        kiln_attn_problem p;
+        kiln_gpu_variant v;
+        char key[128];
+        size_t nv, hopper = 0;
+        kiln_gpu_variant *list;
+        memset(&p, 0, sizeof p);
+        p.mode = KILN_MODE_FIXED;
+        p.dtype = KILN_BF16;
+        p.batch = 2;
+        p.heads_q = 8;
+        p.heads_kv = 2;
+        p.head_dim = 128;
+        p.seqlen_q = 300;
+        p.seqlen_k = 500;
+        p.q = p.k = p.v = (const void *)(uintptr_t)256;
+        p.out = (void *)(uintptr_t)4096;
+        p.q_stride_row = p.k_stride_row = p.v_stride_row = p.o_stride_row = 1024;
+        p.q_stride_head = p.k_stride_head = p.v_stride_head = p.o_stride_head = 128;
+        p.q_stride_batch = p.k_stride_batch = p.v_stride_batch = p.o_stride_batch = 1 << 20;
+        p.window_left = p.window_right = -1;
+        CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        CHECK(!kiln_gpu_hopper_covers(&p, t, why, sizeof why)); /* sm_80 */
+        CHECK(strstr(why, "sm_90") != NULL);
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, h100, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_HOPPER);
+        kiln_gpu_variant_key(&v, key, sizeof key);
+        CHECK_STR_EQ(key, "attn_fwd.bf16.d128.full.fixed.hopper");
+        CHECK_STR_EQ(kiln_gpu_variant_file(&v), "attention_hopper.cu");
+        CHECK_STR_EQ(kiln_gpu_variant_tier_name(&v), "hopper");
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
+        CHECK_STATUS(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_HOPPER, &v),
+                     KILN_UNSUPPORTED);
+        p.seqlen_q = 1; /* decode-sized q: the tensor tier under auto, hopper when forced */
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, h100, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, h100, KILN_GPU_TIER_WANT_HOPPER, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_HOPPER);
+        p.seqlen_q = 300;
+        p.mode = KILN_MODE_VARLEN;
+        CHECK(!kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        CHECK(strstr(why, "varlen") != NULL);
+        CHECK_STATUS(kiln_gpu_variant_for_attn_tier(&p, h100, KILN_GPU_TIER_WANT_HOPPER, &v),
+                     KILN_UNSUPPORTED);
+        CHECK_STR_CONTAINS(kiln_last_error(), "KILN_GPU_TIER=hopper");
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, h100, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
+        p.mode = KILN_MODE_PAGED;
+        CHECK(!kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        p.mode = KILN_MODE_FIXED;
+        p.head_dim = 96;
+        CHECK(!kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        CHECK(strstr(why, "head_dim") != NULL);
+        p.head_dim = 64;
+        CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        p.dtype = KILN_F32;
+        CHECK(!kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        p.dtype = KILN_F16;
+        p.q_stride_head = 68; /* rows 8-byte aligned only */
+        CHECK(!kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        CHECK(strstr(why, "16-byte") != NULL);
+        p.q_stride_head = 64;
+        p.out = (void *)(uintptr_t)4104;
+        CHECK(!kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        p.out = (void *)(uintptr_t)4096;
+        p.seqlen_k = (int64_t)1 << 29;
+        CHECK(!kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        p.seqlen_k = 500;
+        CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+
+        /* 12 hopper variants on sm_90 (f16 / bf16 x d64 / d128 x 3 masks, fixed), none on
+         * sm_80. */
+        nv = kiln_gpu_variant_list(h100, NULL, 0);
+        list = malloc(nv * sizeof *list);
+        kiln_gpu_variant_list(h100, list, nv);
+        for (size_t i = 0; i < nv; ++i) hopper += list[i].tier == KILN_GPU_TIER_ID_HOPPER;
+        CHECK_EQ(hopper, 12);
+        free(list);
+        nv = kiln_gpu_variant_list(t, NULL, 0);
+        list = malloc(nv * sizeof *list);
+        kiln_gpu_variant_list(t, list, nv);
+        hopper = 0;
+        for (size_t i = 0; i < nv; ++i) hopper += list[i].tier == KILN_GPU_TIER_ID_HOPPER;
+        CHECK_EQ(hopper, 0);
+        free(list);
+        check_note_ran();
+    }
     for (int act = 0; act < 3; ++act)
         for (int dt = 0; dt < 3; ++dt) {
             run_act((kiln_activation)act, (kiln_dtype)dt, 6, 300);

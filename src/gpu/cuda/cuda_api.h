@@ -40,6 +40,14 @@ enum {
 
 enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
+/* cuTensorMapEncodeTiled's enums (CUtensorMapDataType, ...Swizzle, ...L2promotion). */
+enum {
+    KILN_CU_TENSOR_MAP_FLOAT16 = 6,
+    KILN_CU_TENSOR_MAP_BFLOAT16 = 9,
+    KILN_CU_TENSOR_MAP_SWIZZLE_128B = 3,
+    KILN_CU_TENSOR_MAP_L2_PROMOTION_256B = 3
+};
+
 /* The oldest driver kiln accepts: CUDA 12.0 (NVRTC 12 output needs it). */
 #define KILN_CUDA_MIN_DRIVER 12000
 
@@ -59,7 +67,12 @@ enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
     X(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice dev), 1)                             \
     X(CUresult, cuCtxGetCurrent, (CUcontext *ctx), 1)                                        \
     X(CUresult, cuCtxSetCurrent, (CUcontext ctx), 1)                                         \
-    X(CUresult, cuFuncSetAttribute, (CUfunction fn, int attribute, int value), 1)
+    X(CUresult, cuFuncSetAttribute, (CUfunction fn, int attribute, int value), 1)            \
+    X(CUresult, cuTensorMapEncodeTiled,                                                      \
+      (void *map, int data_type, unsigned rank, void *base, const unsigned long long *dims,  \
+       const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides, \
+       int interleave, int swizzle, int l2_promotion, int oob_fill),                         \
+      0)
 
 #define KILN_API_FIELD_(ret, name, params, required) ret(*name) params;
 

@@ -200,9 +200,34 @@ static int cuda_func_set_attribute(void *fn, int attribute, int value)
     return cu.cuFuncSetAttribute((CUfunction)fn, attribute, value);
 }
 
+static kiln_status cuda_tensor_map(void *map, int is_bf16, const void *base, int rank,
+                                   const uint64_t *dims, const uint64_t *strides,
+                                   const uint32_t *box)
+{
+    unsigned long long d[5], st[4];
+    unsigned bx[5], es[5];
+    KILN_FAIL_IF(!cu.cuTensorMapEncodeTiled, KILN_UNSUPPORTED,
+                 "the CUDA driver has no cuTensorMapEncodeTiled (needs CUDA 12.0 or newer)");
+    if (!map) return KILN_OK; /* the query: maps can be made */
+    KILN_FAIL_IF(rank < 1 || rank > 5, KILN_INTERNAL, "tensor map of rank %d", rank);
+    for (int i = 0; i < rank; i++) {
+        d[i] = dims[i];
+        bx[i] = box[i];
+        es[i] = 1;
+        if (i) st[i - 1] = strides[i - 1];
+    }
+    CUresult r = cu.cuTensorMapEncodeTiled(
+        map, is_bf16 ? KILN_CU_TENSOR_MAP_BFLOAT16 : KILN_CU_TENSOR_MAP_FLOAT16,
+        (unsigned)rank, (void *)(uintptr_t)base, d, st, bx, es, 0,
+        KILN_CU_TENSOR_MAP_SWIZZLE_128B, KILN_CU_TENSOR_MAP_L2_PROMOTION_256B, 0);
+    if (r != KILN_CUDA_SUCCESS)
+        return kiln_gpu_fail(&cuda_driver, KILN_UNSUPPORTED, r, "cuTensorMapEncodeTiled");
+    return KILN_OK;
+}
+
 static const kiln_gpu_driver cuda_driver =
     KILN_GPU_DRIVER_TABLE(cuda, KILN_BACKEND_CUDA, "cuda", "nvrtc", "NVRTC", "--gpu-architecture=",
                           "cubin", KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                          cuda_func_set_attribute);
+                          cuda_func_set_attribute, cuda_tensor_map);
 
 const kiln_gpu_driver *kiln_cuda_driver(void) { return &cuda_driver; }

@@ -1,0 +1,459 @@
+/*
+ * Attention forward, NVIDIA hopper tier (sm_90a): the tensor tier's contract (masks,
+ * soft-cap, ALiBi, LSE, split-KV workspace) on warpgroup MMA fed by the tensor copy engine.
+ * A variant is this file plus
+ *   KILN_DTYPE     1 f16 | 2 bf16
+ *   KILN_HEAD_DIM  64 | 128          exactly the runtime head_dim
+ *   KILN_MASK      as in attention.cu
+ *   KILN_MODE      0 (fixed-length q, k, v; other modes run on the tensor tier)
+ * compiled for sm_90a. Parameters: the usual kiln_attn_args and three tensor maps (q, k, v)
+ * the host builds with cuTensorMapEncodeTiled over [batch][seq][heads][head_dim] (innermost
+ * last), boxes of 64 elements x 128 rows, 128-byte swizzle (src/gpu/hopper_launch.c).
+ *
+ * Grid (ceil(seqlen_q / 128), heads_q, batch * num_splits), 384 threads in three
+ * warpgroups (kernels/attention_hopper.h):
+ *   warpgroup 0, the producer, gives up registers (setmaxnreg) and one thread of it issues
+ *   the copies: the block's Q tile once, then K and V tiles of 128 keys into a ring of
+ *   KILN_HOPPER_STAGES slots, each slot guarded by a "full" mbarrier (the copy engine
+ *   completes its bytes there) and an "empty" one (the consumers' warps arrive when they
+ *   have read it);
+ *   warpgroups 1 and 2, the consumers, take the registers and own 64 query rows each:
+ *   S = Q K^T by wgmma with both operands in shared memory (64 x 128 fp32 accumulators),
+ *   scale, soft-cap, ALiBi and masks on the accumulators, the online softmax in registers
+ *   (a row lives in the 4 lanes of a quad), then O += P V by wgmma with P straight from the
+ *   accumulator registers (an m64n16 slice of the accumulator is exactly the A-fragment
+ *   layout) and V read transposed from shared memory. Inside a consumer the products are
+ *   pipelined: S of tile t and P V of tile t - 1 are issued together, and the softmax of
+ *   tile t runs while the tensor cores finish P V.
+ * The two consumers run the same loop on different rows, so the warp schedulers also
+ * overlap one's softmax with the other's matrix work. Query blocks that see more keys under a
+ * causal or window mask start first.
+ * Rows past the sequence end read zeros (the copy engine fills out-of-range elements with
+ * zeros) and are not stored; keys past the end are zeros and masked.
+ */
+#include "kiln_device.h"
+#include "kiln_args.h"
+#include "mma.h"
+#include "hopper.h"
+#include "attention_hopper.h"
+#include "attn_seq.h"
+
+#if !defined(KILN_HEAD_DIM) || !defined(KILN_MASK) || !defined(KILN_MODE)
+#error "KILN_HEAD_DIM, KILN_MASK and KILN_MODE must be defined"
+#endif
+#if KILN_HEAD_DIM != 64 && KILN_HEAD_DIM != 128
+#error "the hopper tier compiles head_dim 64 and 128"
+#endif
+#if KILN_DTYPE != 1 && KILN_DTYPE != 2
+#error "the hopper tier takes f16 or bf16"
+#endif
+#if KILN_MODE != KILN_MODE_ID_FIXED
+#error "the hopper tier compiles fixed-length attention"
+#endif
+
+#define D KILN_HEAD_DIM
+#define BM KILN_HOPPER_BLOCK_Q
+#define BN KILN_HOPPER_BLOCK_K
+#define NS KILN_HOPPER_STAGES
+#define DB (D / 64)                 /* 64-column blocks of a row */
+#define TILE_Q (BM * D * 2)         /* bytes */
+#define TILE_K (BN * D * 2)
+#define NACC_S (BN / 2)             /* S accumulators per thread (64 rows x BN / 128) */
+#define NACC_O (D / 2)              /* O accumulators per thread */
+#define KILN_LOG2E 1.4426950408889634f
+#define KILN_LN2 0.6931471805599453f
+
+#if D == 128
+#define kiln_wgmma_pv kiln_wgmma_rs_n128
+#else
+#define kiln_wgmma_pv kiln_wgmma_rs_n64
+#endif
+
+/* Ping-pong: the two consumers take turns issuing their matrix products (named barriers 2
+ * and 3, one per consumer), so that one's products run while the other does its softmax. */
+#ifndef KILN_HOPPER_PINGPONG
+#define KILN_HOPPER_PINGPONG 1
+#endif
+#if KILN_HOPPER_PINGPONG
+#define HP_TURN_WAIT() kiln_bar_sync(2 + cw, 256)
+#define HP_TURN_PASS(last)                                                                 \
+    do {                                                                                   \
+        if (!(cw == 1 && (last))) kiln_bar_arrive(2 + (cw ^ 1), 256);                      \
+    } while (0)
+#else
+#define HP_TURN_WAIT() ((void)0)
+#define HP_TURN_PASS(last) ((void)0)
+#endif
+
+/* Barrier slots in shared memory. */
+#define BAR_Q 0
+#define BAR_KFULL(s) (1 + (s))
+#define BAR_VFULL(s) (1 + NS + (s))
+#define BAR_KEMPTY(s) (1 + 2 * NS + (s))
+#define BAR_VEMPTY(s) (1 + 3 * NS + (s))
+#define NBARS (1 + 4 * NS)
+
+/* Per-thread state of the consumer's two rows (fragment rows g and g + 8 of its warp). */
+typedef struct hp_rows {
+    kiln_i32 ri[2];          /* query index (sequences are shorter than 2^29) */
+    kiln_i32 vlo[2], vhi[2]; /* visible keys, inside the block's [lo, hi] */
+    float slope[2];          /* ALiBi slope in base-2 units */
+    float m[2], l[2];        /* running max (base-2 units) and sum */
+    int seen[2];             /* a visible key has been met */
+} hp_rows;
+
+/* Issues S = Q K^T for one tile (64 rows of this consumer x BN keys) and commits it. */
+KILN_DEV void hp_issue_s(float sc[NACC_S], kiln_u32 q_addr, kiln_u32 k_addr)
+{
+    #pragma unroll
+    for (kiln_i32 kk = 0; kk < D / 16; ++kk) {
+        const kiln_u32 off = (kiln_u32)(kk / 4) * (BM * 128) + (kiln_u32)(kk % 4) * 32;
+        const kiln_u32 offk = (kiln_u32)(kk / 4) * (BN * 128) + (kiln_u32)(kk % 4) * 32;
+        kiln_wgmma_ss_n128(sc, kiln_wg_desc(q_addr + off, 16, 1024),
+                           kiln_wg_desc(k_addr + offk, 16, 1024), kk > 0);
+    }
+    kiln_wgmma_commit();
+}
+
+/* Issues O += P V for one tile (P in registers, V transposed from shared memory) and
+ * commits it. */
+KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u32 v_addr)
+{
+    #pragma unroll
+    for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
+        kiln_wgmma_pv(o, pf[kc], kiln_wg_desc(v_addr + kc * 16 * 128, BN * 128, 1024), 1);
+    kiln_wgmma_commit();
+}
+
+/* Softmax of one tile of scores (keys kt ..): masks, the online max and sum, and the
+ * weights left in sc; alpha gets each row's rescale factor for O. */
+KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], float alpha[2],
+                         kiln_i64 kt, kiln_i64 hi, kiln_i64 i0, kiln_i64 i_last,
+                         kiln_i64 diag, kiln_i32 tq4, int plain)
+{
+    const float scale2 = a->scale * KILN_LOG2E, softcap2 = a->softcap * KILN_LOG2E;
+    const float kexp = plain ? scale2 : 1.0f;
+    /* Block-uniform: no key of this tile is masked for any row of the block. */
+    int whole = kt + BN <= hi;
+#if KILN_MASK != KILN_MASK_FULL
+    if (a->window_left >= 0 && kt < i_last + diag - a->window_left) whole = 0;
+#if KILN_MASK == KILN_MASK_CAUSAL
+    if (kt + BN - 1 > i0 + diag) whole = 0;
+#else
+    if (a->window_right >= 0 && kt + BN - 1 > i0 + diag + a->window_right) whole = 0;
+#endif
+    const kiln_i32 wl = (kiln_i32)(a->window_left > (1 << 29) ? (1 << 29) : a->window_left);
+#if KILN_MASK == KILN_MASK_WINDOW
+    const kiln_i32 wr = (kiln_i32)(a->window_right > (1 << 29) ? (1 << 29) : a->window_right);
+#endif
+#else
+    (void)i0, (void)i_last;
+#endif
+    const kiln_i32 lim = (kiln_i32)(hi - kt < BN ? hi - kt : BN);
+    kiln_i32 dr[2];
+    dr[0] = w->ri[0] + (kiln_i32)(diag - kt);
+    dr[1] = w->ri[1] + (kiln_i32)(diag - kt);
+    if (!plain) {
+        #pragma unroll
+        for (kiln_i32 x = 0; x < NACC_S; ++x) {
+            const kiln_i32 r = (x >> 1) & 1;
+            const kiln_i32 jj = (x >> 2) * 8 + 2 * tq4 + (x & 1);
+            float y;
+            if (a->softcap != 0.0f)
+                y = softcap2 * kiln_tanhf(sc[x] * a->scale / a->softcap);
+            else
+                y = sc[x] * scale2;
+            if (a->alibi) {
+                const kiln_i32 dist = dr[r] - jj;
+                y -= w->slope[r] * (float)(dist < 0 ? -dist : dist);
+            }
+            sc[x] = y;
+        }
+    }
+    if (!whole) {
+        /* Each row's visible keys in tile coordinates: [jlo, jhi). */
+        kiln_i32 jlo[2], jhi[2];
+        #pragma unroll
+        for (kiln_i32 r = 0; r < 2; ++r) {
+            jlo[r] = 0;
+            jhi[r] = lim;
+#if KILN_MASK != KILN_MASK_FULL
+            if (wl >= 0 && dr[r] - wl > jlo[r]) jlo[r] = dr[r] - wl;
+#if KILN_MASK == KILN_MASK_CAUSAL
+            if (dr[r] + 1 < jhi[r]) jhi[r] = dr[r] + 1;
+#else
+            if (wr >= 0 && dr[r] + wr + 1 < jhi[r]) jhi[r] = dr[r] + wr + 1;
+#endif
+#endif
+        }
+        #pragma unroll
+        for (kiln_i32 x = 0; x < NACC_S; ++x) {
+            const kiln_i32 r = (x >> 1) & 1;
+            const kiln_i32 jj = (x >> 2) * 8 + 2 * tq4 + (x & 1);
+            if (jj < jlo[r] || jj >= jhi[r]) sc[x] = kiln_neg_inf();
+        }
+    }
+    float mx[2];
+    mx[0] = mx[1] = kiln_neg_inf();
+    #pragma unroll
+    for (kiln_i32 x = 0; x < NACC_S; ++x)
+        mx[(x >> 1) & 1] = kiln_fmaxf(mx[(x >> 1) & 1], sc[x]);
+    /* Whether a row has seen a visible key comes from its key range, never from the running
+     * max (a visible score may be -inf or NaN and must reach the output). Until it has, the
+     * row's reference is 0, so exp() of masked scores gives 0. */
+    float use[2];
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
+        mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
+        mx[r] = kiln_fmaxf(w->m[r], mx[r] * kexp);
+        if (w->vlo[r] < (kiln_i32)kt + BN && w->vhi[r] > (kiln_i32)kt && w->vlo[r] < w->vhi[r])
+            w->seen[r] = 1;
+        use[r] = w->seen[r] ? mx[r] : 0.0f;
+        alpha[r] = kiln_hp_exp2(w->m[r] - use[r]);
+        w->m[r] = w->seen[r] ? mx[r] : w->m[r];
+        w->l[r] *= alpha[r];
+    }
+    #pragma unroll
+    for (kiln_i32 x = 0; x < NACC_S; ++x) {
+        const kiln_i32 r = (x >> 1) & 1;
+        sc[x] = kiln_hp_exp2(sc[x] * kexp - use[r]);
+        w->l[r] += sc[x];
+    }
+}
+
+/* The weights in the A-fragment layout: keys 16 kc .. 16 kc + 15 are accumulator tiles
+ * 2 kc and 2 kc + 1. */
+KILN_DEV void hp_pack_p(kiln_u32 pf[BN / 16][4], const float sc[NACC_S])
+{
+    #pragma unroll
+    for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
+        #pragma unroll
+        for (kiln_i32 hf = 0; hf < 2; ++hf) {
+            const float *c = &sc[(2 * kc + hf) * 4];
+            pf[kc][2 * hf] = kiln_pack2(c[0], c[1]);
+            pf[kc][2 * hf + 1] = kiln_pack2(c[2], c[3]);
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS, 1)
+kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
+              const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv)
+{
+    extern __shared__ unsigned char kiln_smem_raw[];
+    /* 128-byte swizzling repeats every 1024 bytes: tiles start on such a boundary. */
+    unsigned char *sm = kiln_smem_raw + ((1024u - (kiln_smem_addr(kiln_smem_raw) & 1023u)) & 1023u);
+    unsigned char *qs = sm;
+    unsigned char *ks = qs + TILE_Q;
+    unsigned char *vs = ks + NS * TILE_K;
+    kiln_u64 *bars = (kiln_u64 *)(vs + NS * TILE_K);
+
+    const kiln_i32 tid = kiln_thread_x();
+    const kiln_i32 wg = tid / 128;
+    const kiln_i64 h = kiln_block_y();
+    const kiln_i64 group = a.heads_q / a.heads_kv;
+    const kiln_i64 hk = h / group;
+    const kiln_i64 b = kiln_block_z() / a.num_splits;
+    const kiln_i64 split = kiln_block_z() % a.num_splits;
+    const kiln_seq s = kiln_seq_of(&a, b);
+#if KILN_MASK == KILN_MASK_FULL
+    const kiln_i64 q0 = kiln_block_x() * BM;
+#else
+    const kiln_i64 q0 = ((kiln_i64)gridDim.x - 1 - kiln_block_x()) * BM;
+#endif
+    if (q0 >= s.sq) return; /* whole block leaves together */
+    const kiln_i64 diag = s.sk - s.sq;
+    kiln_i64 lo, hi;
+    kiln_key_range(&a, &s, q0, BM, s.sq, 1, split, &lo, &hi);
+    const kiln_i32 ntiles = hi > lo ? (kiln_i32)((hi - lo + BN - 1) / BN) : 0;
+
+    if (tid == 0) {
+        for (kiln_i32 i = 0; i < NBARS; ++i)
+            kiln_mbar_init(&bars[i], i < 1 + 2 * NS ? 1u : 8u);
+        kiln_mbar_init_fence();
+    }
+    kiln_sync();
+
+    if (wg == 0) {
+        /* ---- producer ---- */
+        kiln_setmaxnreg_dec(24);
+        if (tid == 0 && ntiles > 0) {
+            kiln_mbar_expect_tx(&bars[BAR_Q], TILE_Q);
+            for (kiln_i32 c = 0; c < DB; ++c)
+                kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64, (kiln_i32)q0,
+                                 (kiln_i32)h, (kiln_i32)b);
+            for (kiln_i32 t = 0; t < ntiles; ++t) {
+                const kiln_i32 st = t % NS;
+                const kiln_u32 ph = (kiln_u32)(t / NS) & 1u;
+                const kiln_i32 kt = (kiln_i32)(lo + (kiln_i64)t * BN);
+                kiln_mbar_wait(&bars[BAR_KEMPTY(st)], ph ^ 1u);
+                kiln_mbar_expect_tx(&bars[BAR_KFULL(st)], TILE_K);
+                for (kiln_i32 c = 0; c < DB; ++c)
+                    kiln_tma_load_4d(ks + st * TILE_K + c * (BN * 128), &tk,
+                                     &bars[BAR_KFULL(st)], c * 64, kt, (kiln_i32)hk,
+                                     (kiln_i32)b);
+                kiln_mbar_wait(&bars[BAR_VEMPTY(st)], ph ^ 1u);
+                kiln_mbar_expect_tx(&bars[BAR_VFULL(st)], TILE_K);
+                for (kiln_i32 c = 0; c < DB; ++c)
+                    kiln_tma_load_4d(vs + st * TILE_K + c * (BN * 128), &tv,
+                                     &bars[BAR_VFULL(st)], c * 64, kt, (kiln_i32)hk,
+                                     (kiln_i32)b);
+            }
+        }
+        return;
+    }
+
+    /* ---- consumers ---- */
+    kiln_setmaxnreg_inc(240);
+    const kiln_i32 cw = wg - 1;               /* consumer 0 or 1: rows 64 cw .. */
+    const kiln_i32 wtid = tid % 128;
+    const kiln_i32 warp = wtid / 32, lane = tid % 32;
+    const kiln_i32 g = lane / 4, tq4 = lane % 4;
+
+    hp_rows w;
+    int live[2];
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        const kiln_i64 i = q0 + cw * 64 + warp * 16 + g + 8 * r;
+        kiln_i64 vl = lo, vh = hi;
+        live[r] = i < s.sq;
+        w.slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + h] * KILN_LOG2E : 0.0f;
+#if KILN_MASK != KILN_MASK_FULL
+        if (a.window_left >= 0 && i + diag - a.window_left > vl) vl = i + diag - a.window_left;
+#if KILN_MASK == KILN_MASK_CAUSAL
+        if (i + diag + 1 < vh) vh = i + diag + 1;
+#else
+        if (a.window_right >= 0 && i + diag + a.window_right + 1 < vh)
+            vh = i + diag + a.window_right + 1;
+#endif
+#endif
+        w.ri[r] = (kiln_i32)i;
+        w.vlo[r] = (kiln_i32)(vl < hi ? vl : hi);
+        w.vhi[r] = (kiln_i32)(vh > lo ? vh : lo);
+        w.seen[r] = 0;
+        w.m[r] = kiln_neg_inf();
+        w.l[r] = 0.0f;
+    }
+    const kiln_i64 i0 = q0;
+    const kiln_i64 i_last = (q0 + BM < s.sq ? q0 + BM : s.sq) - 1;
+    /* Scores are kept raw when nothing but the scale acts on them (scale > 0 keeps the max
+     * where it is), so scale and max fold into one multiply-add before each exp. */
+    const int plain = a.softcap == 0.0f && !a.alibi && a.scale > 0.0f;
+
+    float o[NACC_O];
+    #pragma unroll
+    for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] = 0.0f;
+    float sc[NACC_S], alpha[2];
+    kiln_u32 pf[BN / 16][4];
+    const kiln_u32 q_addr = kiln_smem_addr(qs) + cw * 64 * 128;
+    const kiln_u32 k_addr = kiln_smem_addr(ks);
+    const kiln_u32 v_addr = kiln_smem_addr(vs);
+
+    /* Pipeline inside the warpgroup, step t >= 1: issue S_t = Q K_t^T and O += P_{t-1}
+     * V_{t-1}, wait for S_t only, run the softmax of S_t while the tensor cores finish the
+     * P V product, wait for it, rescale O and make P_t. P_{t-1} stays in pf (the product
+     * reads it asynchronously) until that wait. */
+    /* Turns: consumer 0 issues first; each issue phase (tile 0's S, then S_t with P V of
+     * t - 1, then the last P V: ntiles + 1 of them) waits for its turn and passes it on;
+     * consumer 1 does not pass after its last, so every arrival is consumed. */
+    if (ntiles > 0) {
+#if KILN_HOPPER_PINGPONG
+        if (cw == 1) kiln_bar_arrive(2, 256);
+#endif
+        kiln_mbar_wait(&bars[BAR_Q], 0);
+        kiln_mbar_wait(&bars[BAR_KFULL(0)], 0);
+        HP_TURN_WAIT();
+        kiln_wgmma_fence();
+        hp_issue_s(sc, q_addr, k_addr);
+        HP_TURN_PASS(0);
+        kiln_wgmma_wait(0);
+        #pragma unroll
+        for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
+        if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(0)]);
+        hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain);
+        hp_pack_p(pf, sc);
+
+        for (kiln_i32 t = 1; t < ntiles; ++t) {
+            const kiln_i32 st = t % NS, pst = (t - 1) % NS;
+            const kiln_u32 ph = (kiln_u32)(t / NS) & 1u, pph = (kiln_u32)((t - 1) / NS) & 1u;
+            const kiln_i64 kt = lo + (kiln_i64)t * BN;
+            kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
+            kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+            HP_TURN_WAIT();
+            kiln_wgmma_fence();
+            hp_issue_s(sc, q_addr, k_addr + st * TILE_K);
+            hp_issue_pv(o, pf, v_addr + pst * TILE_K);
+            HP_TURN_PASS(0);
+            kiln_wgmma_wait(1);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
+            if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
+            hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain);
+            kiln_wgmma_wait(0);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+            if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
+            hp_pack_p(pf, sc);
+        }
+
+        const kiln_i32 pst = (ntiles - 1) % NS;
+        kiln_mbar_wait(&bars[BAR_VFULL(pst)], (kiln_u32)((ntiles - 1) / NS) & 1u);
+        #pragma unroll
+        for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+        HP_TURN_WAIT();
+        kiln_wgmma_fence();
+        hp_issue_pv(o, pf, v_addr + pst * TILE_K);
+        HP_TURN_PASS(1);
+        kiln_wgmma_wait(0);
+        #pragma unroll
+        for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+        if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
+    }
+    float l[2], m[2];
+    int seen[2];
+    kiln_i64 ri[2];
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        l[r] = w.l[r];
+        m[r] = w.m[r];
+        seen[r] = w.seen[r];
+        ri[r] = w.ri[r];
+    }
+
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        l[r] += kiln_shfl_xor(l[r], 1);
+        l[r] += kiln_shfl_xor(l[r], 2);
+    }
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        if (!live[r]) continue;
+        const kiln_i64 i = ri[r];
+        const float inv = seen[r] ? 1.0f / l[r] : 0.0f;
+        const float lse = seen[r] ? m[r] * KILN_LN2 + kiln_logf(l[r]) : kiln_neg_inf();
+        if (a.num_splits > 1) {
+            const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
+            #pragma unroll
+            for (kiln_i32 n = 0; n < D / 8; ++n) {
+                float2 v2;
+                v2.x = o[4 * n + 2 * r] * inv;
+                v2.y = o[4 * n + 2 * r + 1] * inv;
+                *(float2 *)&a.ws_out[wrow * D + n * 8 + 2 * tq4] = v2;
+            }
+            if (tq4 == 0) a.ws_lse[wrow] = lse;
+        } else {
+            kiln_elem *out = (kiln_elem *)a.out;
+            const kiln_i64 at = s.o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
+            #pragma unroll
+            for (kiln_i32 n = 0; n < D / 8; ++n)
+                *(kiln_u32 *)&out[at + n * 8] =
+                    kiln_pack2(o[4 * n + 2 * r] * inv, o[4 * n + 2 * r + 1] * inv);
+            if (tq4 == 0 && a.lse)
+                a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
+        }
+    }
+}

@@ -1,0 +1,61 @@
+#include "hopper_launch.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "error.h"
+
+/* What the kernel's kiln_tmap parameters hold: CUtensorMap, 128 bytes, 64-byte aligned. */
+typedef struct hopper_map {
+    _Alignas(64) uint64_t opaque[16];
+} hopper_map;
+
+/* [batch][seq][heads][head_dim] with element strides (row, head, batch) as a 4-d map,
+ * boxes of 64 x rows x 1 x 1. A dimension of extent 1 is never stepped over, so its stride
+ * may be anything the caller's tensor has; it is given one the copy engine accepts. */
+static kiln_status make_map(const kiln_gpu_driver *drv, hopper_map *m, int is_bf16,
+                            const void *base, int64_t d, int64_t seq, int64_t heads,
+                            int64_t batch, int64_t s_row, int64_t s_head, int64_t s_batch,
+                            uint32_t rows)
+{
+    uint64_t dims[4], strides[3];
+    uint32_t box[4] = {64, rows, 1, 1};
+    const int64_t ext[3] = {seq, heads, batch}, st[3] = {s_row, s_head, s_batch};
+    dims[0] = (uint64_t)d;
+    for (int i = 0; i < 3; i++) {
+        dims[i + 1] = (uint64_t)(ext[i] > 0 ? ext[i] : 1);
+        strides[i] = ext[i] > 1 ? (uint64_t)st[i] * 2u : (uint64_t)d * 2u;
+    }
+    memset(m, 0, sizeof *m);
+    return drv->tensor_map(m->opaque, is_bf16, base, 4, dims, strides, box);
+}
+
+kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
+                                   const kiln_gpu_variant *v, kiln_attn_args *a,
+                                   const unsigned grid[3], const unsigned block[3],
+                                   unsigned smem, void *stream)
+{
+    const kiln_gpu_driver *drv = dev->drv;
+    hopper_map mq, mk, mv;
+    const int bf16 = v->dtype == KILN_BF16;
+    const uint32_t bq = KILN_HOPPER_BLOCK_Q, bk = KILN_HOPPER_BLOCK_K;
+    KILN_FAIL_IF(!drv->tensor_map, KILN_UNSUPPORTED,
+                 "the hopper tier needs tensor maps, which the %s driver does not make",
+                 drv->name);
+    KILN_FORWARD(make_map(drv, &mq, bf16, a->q, a->head_dim, a->seqlen_q, a->heads_q,
+                          a->batch, a->q_stride_row, a->q_stride_head, a->q_stride_batch, bq));
+    if (a->seqlen_k > 0) {
+        KILN_FORWARD(make_map(drv, &mk, bf16, a->k, a->head_dim, a->seqlen_k, a->heads_kv,
+                              a->batch, a->k_stride_row, a->k_stride_head, a->k_stride_batch,
+                              bk));
+        KILN_FORWARD(make_map(drv, &mv, bf16, a->v, a->head_dim, a->seqlen_k, a->heads_kv,
+                              a->batch, a->v_stride_row, a->v_stride_head, a->v_stride_batch,
+                              bk));
+    } else {
+        /* No key is ever loaded: the kernel only writes empty rows. */
+        mk = mq;
+        mv = mq;
+    }
+    void *args[] = {a, &mq, &mk, &mv};
+    return kiln_gpu_launch(dev, fn, grid, block, smem, stream, args);
+}
