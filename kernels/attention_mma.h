@@ -18,7 +18,9 @@
  * D = 160 they cost an 8-byte spill, at 192 56 bytes); above, each k-step reads them by
  * ldmatrix (one per 8 mma). D = 256 with 64-key tiles spilled 56 bytes; 32-key tiles do
  * not. The compile matrix log prints every variant's registers and shared memory, and
- * fails on any stack frame. H200 throughput of these shapes: bench/results/tensor_*.
+ * fails on any stack frame. The GPU throughput of these shapes (and of a head dim such as
+ * 72 on the 80 kernel against the generic tier) is what bench/tensor_run.sh measures; it
+ * has not been measured yet, so the choice between them is by register fit alone.
  */
 #ifndef KILN_ATTENTION_MMA_H
 #define KILN_ATTENTION_MMA_H
