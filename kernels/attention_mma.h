@@ -40,11 +40,13 @@
 /* Shared-memory row stride in elements: 8 more than a row, so the 8 rows of an ldmatrix
  * fall in 8 different 16-byte bank groups for every head dim above. */
 #define KILN_TQ_LDS(d) ((d) + 8)
-/* Dynamic shared memory: the Q tile, stages x (K tile + V tile) of 16-bit elements, and
- * stages x keys x 2 row offsets. */
+/* Dynamic shared memory: stages x (K tile + V tile) of 16-bit elements, stages x keys x 2
+ * row offsets, and the Q tile unless its fragments live in registers (then it is read
+ * from the last stage's space before that stage is first filled). */
 #define KILN_TQ_SMEM_BYTES(d)                                                               \
-    ((KILN_ATTN_TENSOR_BLOCK_Q + 2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) * KILN_TQ_LDS(d) * \
-         2 +                                                                                 \
+    (((KILN_TQ_Q_IN_REGS(d) ? 0 : KILN_ATTN_TENSOR_BLOCK_Q) +                                \
+      2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *                                          \
+         KILN_TQ_LDS(d) * 2 +                                                                \
      KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d) * 16)
 
 #endif

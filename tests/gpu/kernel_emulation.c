@@ -390,6 +390,9 @@ int main(int argc, char **argv)
         CHECK(!kiln_gpu_tensor_covers(&p, kiln_target_find("sm_86"), why, sizeof why));
         CHECK(strstr(why, "shared memory") != NULL);
         CHECK(kiln_gpu_tensor_covers(&p, kiln_target_find("sm_90"), why, sizeof why));
+        p.head_dim = 128; /* Q in registers shares a stage's space: 70 KB fits there */
+        CHECK(kiln_gpu_tensor_covers(&p, kiln_target_find("sm_86"), why, sizeof why));
+        p.head_dim = 256;
         p.q = (const void *)(uintptr_t)8; /* Q rows are staged 16 bytes at a time too */
         CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
         p.q = NULL;
