@@ -67,11 +67,25 @@
 #error "inconsistent tensor-tier shape"
 #endif
 
-/* Shared memory: the Q tile, then ST stages of (K tile, V tile), then ST x BK x 2 row
- * offsets. */
+/* Shared memory: ST stages of (K tile, V tile), then ST x BK x 2 row offsets, and the Q
+ * tile. Where Q's fragments live in registers, the Q tile is the last stage's space (the
+ * fragments are read before that stage is first filled); else it follows the stages. */
 #define Q_ELEMS (BQ * LDS)
 #define TILE_ELEMS (BK * LDS)
-#define ROWS_OFFSET ((Q_ELEMS + 2 * ST * TILE_ELEMS) * 2)
+#define STAGE_AT(x) (2 * (x) * TILE_ELEMS)
+#if QREG
+#if Q_ELEMS > 2 * TILE_ELEMS
+#error "Q must fit in one stage to share its space"
+#endif
+#define Q_AT STAGE_AT(ST - 1)
+#define ROWS_OFFSET (STAGE_AT(ST) * 2)
+#else
+#define Q_AT STAGE_AT(ST)
+#define ROWS_OFFSET ((STAGE_AT(ST) + Q_ELEMS) * 2)
+#endif
+#if ROWS_OFFSET + ST * BK * 16 != KILN_TQ_SMEM_BYTES(D)
+#error "attention_mma.h sizes shared memory differently"
+#endif
 
 /* Starts the copy of the K and V tiles of keys kt .. kt + BK - 1 into stage (ks, vs): keys
  * at or past hi and columns at or past the runtime head_dim become zeros, not stale or
@@ -94,7 +108,8 @@ KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
 KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
 {
     KILN_DYNAMIC_SHARED(smem, KILN_TQ_SMEM_BYTES(D));
-    const kiln_sptr qs = kiln_sptr_of((kiln_elem *)smem);
+    const kiln_sptr sbase = kiln_sptr_of((kiln_elem *)smem);
+    const kiln_sptr qs = kiln_sptr_add(sbase, Q_AT);
     kiln_i64(*kv_row)[BK][2] = (kiln_i64(*)[BK][2])(smem + ROWS_OFFSET);
 
     const kiln_i32 tid = kiln_thread_x();
@@ -194,7 +209,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     kiln_sync();
     #pragma unroll
     for (kiln_i32 x = 0; x < ST - 1; ++x) {
-        const kiln_sptr ks = kiln_sptr_add(qs, Q_ELEMS + 2 * x * TILE_ELEMS);
+        const kiln_sptr ks = kiln_sptr_add(sbase, STAGE_AT(x));
         if (x < ntiles)
             kiln_tile_issue(ks, kiln_sptr_add(ks, TILE_ELEMS), k, v, kv_row[x], lo + x * BK, hi, hd);
         kiln_cp_async_commit();
@@ -217,18 +232,19 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         #pragma unroll
         for (kiln_i32 kc = 0; kc < NKC; ++kc)
             kiln_ldmatrix_x4(qf[mt][kc], kiln_sptr_add(qs, q_lane + mt * 16 * LDS + kc * 16));
+    kiln_sync(); /* every warp has its Q fragments: the last stage may be filled */
 #endif
 
     for (kiln_i64 t = 0; t < ntiles; ++t) {
         const kiln_i64 kt = lo + t * BK;
         const kiln_i32 slot = (kiln_i32)(t % ST);
-        const kiln_sptr ks = kiln_sptr_add(qs, Q_ELEMS + 2 * slot * TILE_ELEMS);
+        const kiln_sptr ks = kiln_sptr_add(sbase, STAGE_AT(slot));
         const kiln_sptr vs = kiln_sptr_add(ks, TILE_ELEMS);
         {
             /* Tile t + ST - 1 goes to the stage tile t - 1 left (free since the barrier
              * that ended the previous step). */
             const kiln_i64 nx = t + ST - 1;
-            const kiln_sptr kn = kiln_sptr_add(qs, Q_ELEMS + 2 * (kiln_i32)(nx % ST) * TILE_ELEMS);
+            const kiln_sptr kn = kiln_sptr_add(sbase, STAGE_AT((kiln_i32)(nx % ST)));
             if (nx < ntiles)
                 kiln_tile_issue(kn, kiln_sptr_add(kn, TILE_ELEMS), k, v, kv_row[nx % ST],
                                 lo + nx * BK, hi, hd);

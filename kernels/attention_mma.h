@@ -18,7 +18,9 @@
  * D = 160 they cost an 8-byte spill, at 192 56 bytes); above, each k-step reads them by
  * ldmatrix (one per 8 mma). D = 256 with 64-key tiles spilled 56 bytes; 32-key tiles do
  * not. The compile matrix log prints every variant's registers and shared memory, and
- * fails on any stack frame. H200 throughput of these shapes: bench/results/tensor_*.
+ * fails on any stack frame. The GPU throughput of these shapes (and of a head dim such as
+ * 72 on the 80 kernel against the generic tier) is what bench/tensor_run.sh measures; it
+ * has not been measured yet, so the choice between them is by register fit alone.
  */
 #ifndef KILN_ATTENTION_MMA_H
 #define KILN_ATTENTION_MMA_H
@@ -38,11 +40,13 @@
 /* Shared-memory row stride in elements: 8 more than a row, so the 8 rows of an ldmatrix
  * fall in 8 different 16-byte bank groups for every head dim above. */
 #define KILN_TQ_LDS(d) ((d) + 8)
-/* Dynamic shared memory: the Q tile, stages x (K tile + V tile) of 16-bit elements, and
- * stages x keys x 2 row offsets. */
+/* Dynamic shared memory: stages x (K tile + V tile) of 16-bit elements, stages x keys x 2
+ * row offsets, and the Q tile unless its fragments live in registers (then it is read
+ * from the last stage's space before that stage is first filled). */
 #define KILN_TQ_SMEM_BYTES(d)                                                               \
-    ((KILN_ATTN_TENSOR_BLOCK_Q + 2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) * KILN_TQ_LDS(d) * \
-         2 +                                                                                 \
+    (((KILN_TQ_Q_IN_REGS(d) ? 0 : KILN_ATTN_TENSOR_BLOCK_Q) +                                \
+      2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *                                          \
+         KILN_TQ_LDS(d) * 2 +                                                                \
      KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d) * 16)
 
 #endif

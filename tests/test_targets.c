@@ -226,6 +226,20 @@ static void test_variants(void)
             }
             CHECK_OK(kiln_gpu_variant_for_combine(KILN_F16, d, &v));
             CHECK(in_set(set, n, &v));
+            /* Where the tensor tier covers a head dim, its variant is listed too. */
+            {
+                kiln_attn_problem p = problem(KILN_MODE_FIXED, d, 1, -1, 0);
+                char why[256];
+                const int covered = kiln_gpu_tensor_covers(&p, t, why, sizeof why);
+                if (strcmp(t->name, "sm_90") == 0) CHECK(covered); /* every head dim */
+                if (covered) {
+                    CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_TENSOR,
+                                                            &v));
+                    CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
+                    CHECK_GE(v.head_dim, d);
+                    CHECK(in_set(set, n, &v));
+                }
+            }
         }
         for (int act = 0; act < 3; ++act)
             for (int dt = 0; dt < 3; ++dt) {

@@ -312,8 +312,12 @@ static void run_act(kiln_activation act, kiln_dtype dt, int64_t rows, int64_t d)
     free(xd), free(od), free(ref);
 }
 
-int main(void)
+/* argv[1]: "generic" or "tensor" runs the attention cases on that tier only (ctest runs the
+ * two halves as separate entries); none runs both. */
+int main(int argc, char **argv)
 {
+    const char *only = argc > 1 ? argv[1] : "";
+    const int do_generic = strcmp(only, "tensor") != 0, do_tensor = strcmp(only, "generic") != 0;
     static const int q4[] = {5, 0, 37, 16}, k4[] = {40, 7, 0, 70};
     static const int q3[] = {3, 1, 20}, k3[] = {100, 33, 20};
     static const int ones[] = {1, 1, 1}, kd[] = {130, 17, 64};
@@ -346,6 +350,9 @@ int main(void)
         {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0},
         {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
         {"sk=0 d128 split",    KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 5, 0, 0, 0, 0, -1, -1, 0, 0, 2, 1, 0, 0},
+        /* The tensor tier's widest shapes with their own head dims (Q from shared memory). */
+        {"fixed causal d192",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 192, 21, 80, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0},
+        {"prefill window d160",KILN_MODE_PAGED, 1, KILN_BF16, 3, 2, 1, 160, 0, 0, q3, k3, 0, 10, 3, 4.0f, 0, 2, 1, 0, 16},
     };
     size_t n;
     const kiln_target *t = kiln_target_find("sm_80"); /* every generic and tensor variant */
@@ -371,8 +378,8 @@ int main(void)
             c.qlens = NULL;
             c.sq = 1;
         }
-        run_attn(&c, KILN_GPU_TIER_WANT_GENERIC);
-        run_attn(&c, KILN_GPU_TIER_WANT_TENSOR); /* every case: head dims up to 256 */
+        if (do_generic) run_attn(&c, KILN_GPU_TIER_WANT_GENERIC);
+        if (do_tensor) run_attn(&c, KILN_GPU_TIER_WANT_TENSOR); /* every case: D up to 256 */
     }
 
     /* Non-finite inputs: one NaN / inf in q, k, v or the slopes, on both tiers, with and
@@ -415,6 +422,9 @@ int main(void)
         CHECK(!kiln_gpu_tensor_covers(&p, kiln_target_find("sm_86"), why, sizeof why));
         CHECK(strstr(why, "shared memory") != NULL);
         CHECK(kiln_gpu_tensor_covers(&p, kiln_target_find("sm_90"), why, sizeof why));
+        p.head_dim = 128; /* Q in registers shares a stage's space: 70 KB fits there */
+        CHECK(kiln_gpu_tensor_covers(&p, kiln_target_find("sm_86"), why, sizeof why));
+        p.head_dim = 256;
         p.q = (const void *)(uintptr_t)8; /* Q rows are staged 16 bytes at a time too */
         CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
         p.q = NULL;

@@ -91,9 +91,12 @@ if(KILN_HAVE_FLOAT16_TLS)
   endif()
   target_link_libraries(test_kernel_emulation PRIVATE kiln_testing kiln_static)
   set_target_properties(test_kernel_emulation PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
-  add_test(NAME kernel_emulation COMMAND test_kernel_emulation)
-  set_tests_properties(kernel_emulation PROPERTIES LABELS "unit;gpu-code" SKIP_RETURN_CODE 77
-    TIMEOUT ${KILN_TEST_TIMEOUT})
+  # Two entries, so `ctest -j` runs the generic and tensor halves side by side.
+  foreach(tier generic tensor)
+    add_test(NAME kernel_emulation_${tier} COMMAND test_kernel_emulation ${tier})
+    set_tests_properties(kernel_emulation_${tier} PROPERTIES LABELS "unit;gpu-code"
+      SKIP_RETURN_CODE 77 TIMEOUT ${KILN_TEST_TIMEOUT})
+  endforeach()
 endif()
 
 # ---- compile matrix ------------------------------------------------------------------------
