@@ -54,7 +54,7 @@ tail -5 "$out/memcheck.txt" >> "$log"
 rm -f "$out/memcheck.txt"
 
 step "suite 2"
-PYTHONPATH=python timeout 160 python3 bench/reference_benchmark.py --only prefill \
+KILN_LIBRARY="$b/libkiln.so" PYTHONPATH=python timeout 160 python3 bench/reference_benchmark.py --only prefill \
   --kiln-tiers hopper,tensor --sdpa flash,cudnn --out "$out" >> "$log" 2>&1
 echo "suite 2: rc=$?" | tee -a "$log"
 step done

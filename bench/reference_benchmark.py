@@ -181,7 +181,9 @@ def time_wall(contenders, warmup, calls, rounds):
 
 
 class _Env:
-    """Sets one environment variable for a block (kiln reads KILN_GPU_TIER on every call)."""
+    """Sets one environment variable for a block. kiln reads KILN_GPU_TIER when a context
+    starts, so the binding's cached contexts are dropped on the way in and out (each tier
+    then gets a context of its own; none is freed before the process ends)."""
 
     def __init__(self, name, value):
         self.name, self.value, self.old = name, value, None
@@ -189,6 +191,7 @@ class _Env:
     def __enter__(self):
         self.old = os.environ.get(self.name)
         os.environ[self.name] = self.value
+        kiln._arrays._contexts.clear()
         return self
 
     def __exit__(self, *exc):
@@ -196,6 +199,7 @@ class _Env:
             os.environ.pop(self.name, None)
         else:
             os.environ[self.name] = self.old
+        kiln._arrays._contexts.clear()
         return False
 
 

@@ -17,7 +17,7 @@ except ImportError:  # the CPU tests need numpy only
 
 import kiln
 import missing
-from kiln import _lib
+from kiln import _arrays, _lib
 
 ERRORS = []  # (case, kiln's max error, SDPA's max error), printed by tearDownModule
 
@@ -36,7 +36,9 @@ def tearDownModule():
 
 
 class gpu_tier:
-    """Forces kiln's GPU tier (KILN_GPU_TIER, read on every call) for a block."""
+    """Forces kiln's GPU tier for a block. KILN_GPU_TIER is read when a context starts, so
+    the binding's cached contexts are dropped on the way in and out (the old ones stay
+    alive: contexts live as long as the process)."""
 
     def __init__(self, tier):
         self.tier, self.old = tier, None
@@ -44,12 +46,14 @@ class gpu_tier:
     def __enter__(self):
         self.old = os.environ.get("KILN_GPU_TIER")
         os.environ["KILN_GPU_TIER"] = self.tier
+        _arrays._contexts.clear()
 
     def __exit__(self, *exc):
         if self.old is None:
             os.environ.pop("KILN_GPU_TIER", None)
         else:
             os.environ["KILN_GPU_TIER"] = self.old
+        _arrays._contexts.clear()
 
 
 TIERS = ("tensor", "generic")
