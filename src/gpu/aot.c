@@ -50,12 +50,7 @@ static void join(char *buf, size_t cap, const char *a, const char *b)
     memcpy(buf + la + 1, b, lb + 1);
 }
 
-static int32_t block_threads(const kiln_gpu_variant *v)
-{
-    return v->kind == KILN_KERNEL_ATTN      ? KILN_ATTN_THREADS
-           : v->kind == KILN_KERNEL_COMBINE ? KILN_COMBINE_THREADS
-                                            : KILN_ACT_THREADS;
-}
+static int32_t block_threads(const kiln_gpu_variant *v) { return kiln_gpu_variant_threads(v); }
 
 /* ---- clang -------------------------------------------------------------------------- */
 
@@ -330,7 +325,8 @@ static kiln_status prepare_dirs(aot_build *b, const kiln_target *const *targets,
             }
         }
         if (b->clang[0]) {
-            static const char *const files[] = {"attention.cu", "combine.cu", "activation.cu"};
+            static const char *const files[] = {"attention.cu", "attention_wmma.cu", "combine.cu",
+                                                "activation.cu"};
             for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
                 const char *text;
                 size_t len;

@@ -32,6 +32,20 @@ static int has_mma_sync(const kiln_target *t)
            atoi(t->name + 3) >= 80;
 }
 
+/* The AMD instruction family of a target's tensor tier (KILN_WM_*), 0 when it has none.
+ * The family numbers are the target table's matrix kinds. */
+_Static_assert(KILN_WM_GFX11 == KILN_MATRIX_WMMA_GFX11 && KILN_WM_GFX12 == KILN_MATRIX_WMMA_GFX12 &&
+                   KILN_WM_MFMA == KILN_MATRIX_MFMA,
+               "kernels/attention_wmma.h and src/gpu/targets.h number the families alike");
+static int32_t amd_family(const kiln_target *t)
+{
+    if (!t || t->vendor != KILN_VENDOR_AMD) return 0;
+    return t->matrix == KILN_MATRIX_WMMA_GFX11 || t->matrix == KILN_MATRIX_WMMA_GFX12 ||
+                   t->matrix == KILN_MATRIX_MFMA
+               ? (int32_t)t->matrix
+               : 0;
+}
+
 size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t cap)
 {
     size_t n = 0;
@@ -41,30 +55,31 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                 for (size_t o = 0; o < COUNT(kModes); ++o) {
                     kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a], kHeadDims[d],
                                           kMasks[m], kModes[o], KILN_ACT_SILU,
-                                          KILN_GPU_TIER_ID_GENERIC};
+                                          KILN_GPU_TIER_ID_GENERIC, 0};
                     put(out, cap, &n, v);
                 }
             {
                 kiln_gpu_variant v = {KILN_KERNEL_COMBINE, kAttnDtypes[a], kHeadDims[d],
                                       KILN_MASK_FULL, KILN_MODE_FIXED, KILN_ACT_SILU,
-                                      KILN_GPU_TIER_ID_GENERIC};
+                                      KILN_GPU_TIER_ID_GENERIC, 0};
                 put(out, cap, &n, v);
             }
         }
     for (size_t a = 0; a < COUNT(kActs); ++a)
         for (size_t d = 0; d < COUNT(kActDtypes); ++d) {
             kiln_gpu_variant v = {KILN_KERNEL_ACT, kActDtypes[d], 0, KILN_MASK_FULL,
-                                  KILN_MODE_FIXED, kActs[a], KILN_GPU_TIER_ID_GENERIC};
+                                  KILN_MODE_FIXED, kActs[a], KILN_GPU_TIER_ID_GENERIC, 0};
             put(out, cap, &n, v);
         }
-    if (has_mma_sync(t))
+    if (has_mma_sync(t) || amd_family(t))
         for (size_t a = 0; a < COUNT(kAttnDtypes); ++a)
             for (size_t d = 0; d < COUNT(kTensorHeadDims); ++d)
                 for (size_t m = 0; m < COUNT(kMasks); ++m)
                     for (size_t o = 0; o < COUNT(kModes); ++o) {
                         kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a],
                                               kTensorHeadDims[d], kMasks[m], kModes[o],
-                                              KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR};
+                                              KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR,
+                                              amd_family(t)};
                         put(out, cap, &n, v);
                     }
     return n;
@@ -110,9 +125,10 @@ static int aligned16(const void *ptr) { return ((uintptr_t)ptr & 15u) == 0; }
 int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
                            size_t cap)
 {
-    if (!has_mma_sync(t)) {
+    if (!has_mma_sync(t) && !amd_family(t)) {
         snprintf(why, cap, "the tensor tier needs an NVIDIA target with mma.sync (sm_80 or "
-                 "later), not %s", t ? t->name : "an unknown target");
+                 "later) or an AMD target with WMMA or MFMA, not %s",
+                 t ? t->name : "an unknown target");
         return 0;
     }
     if (p->dtype != KILN_F16 && p->dtype != KILN_BF16) {
@@ -150,6 +166,7 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
     if (covered) {
         v->head_dim = (int32_t)p->head_dim;
         v->tier = KILN_GPU_TIER_ID_TENSOR;
+        v->family = amd_family(t);
     }
     return KILN_OK;
 }
@@ -232,11 +249,25 @@ const char *kiln_gpu_variant_file(const kiln_gpu_variant *v)
 {
     switch (v->kind) {
     case KILN_KERNEL_ATTN:
-        return v->tier == KILN_GPU_TIER_ID_TENSOR ? "attention_mma.cu" : "attention.cu";
+        if (v->tier != KILN_GPU_TIER_ID_TENSOR) return "attention.cu";
+        return v->family ? "attention_wmma.cu" : "attention_mma.cu";
     case KILN_KERNEL_COMBINE: return "combine.cu";
     case KILN_KERNEL_ACT: return "activation.cu";
     }
     return "?";
+}
+
+int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
+{
+    switch (v->kind) {
+    case KILN_KERNEL_ATTN:
+        return v->tier == KILN_GPU_TIER_ID_TENSOR && v->family
+                   ? KILN_ATTN_WMMA_THREADS(v->family)
+                   : KILN_ATTN_THREADS;
+    case KILN_KERNEL_COMBINE: return KILN_COMBINE_THREADS;
+    case KILN_KERNEL_ACT: return KILN_ACT_THREADS;
+    }
+    return KILN_ATTN_THREADS;
 }
 
 const char *kiln_gpu_variant_kernel(const kiln_gpu_variant *v)
@@ -261,6 +292,9 @@ int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *s)
         if (v->kind == KILN_KERNEL_ATTN) {
             snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MASK=%d", (int)v->mask);
             snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MODE=%d", (int)v->mode);
+            if (v->family)
+                snprintf(s->text[n++], sizeof s->text[0], "-DKILN_WM_FAMILY=%d",
+                         (int)v->family);
         }
     }
     for (int i = 0; i < n; ++i) s->ptr[i] = s->text[i];
@@ -375,11 +409,11 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
 {
     const int64_t group = a->heads_kv > 0 ? a->heads_q / a->heads_kv : 1;
     KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
+    const int64_t bq = v->family ? KILN_ATTN_WMMA_BLOCK_Q : KILN_ATTN_TENSOR_BLOCK_Q;
     if (v->tier == KILN_GPU_TIER_ID_TENSOR)
-        KILN_FORWARD(fit("attention", "x (query tiles)",
-                         (a->seqlen_q * group + KILN_ATTN_TENSOR_BLOCK_Q - 1) /
-                             KILN_ATTN_TENSOR_BLOCK_Q,
+        KILN_FORWARD(fit("attention", "x (query tiles)", (a->seqlen_q * group + bq - 1) / bq,
                          GRID_X_MAX, &grid[0]));
+    block[0] = (unsigned)kiln_gpu_variant_threads(v);
     return KILN_OK;
 }
 
