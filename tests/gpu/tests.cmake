@@ -111,6 +111,8 @@ set(KILN_COMPILE_MATRIX_OPTIONAL "gfx950" CACHE STRING
 set(KILN_COMPILE_MATRIX_FILTER "" CACHE STRING "Variant-key substring the compile matrix builds")
 if(KILN_COMPILE_MATRIX AND NOT CMAKE_CROSSCOMPILING)
   find_program(KILN_CLANG_EXECUTABLE NAMES clang-19 clang-20 clang-18 clang)
+  find_program(KILN_OBJDUMP_EXECUTABLE NAMES llvm-objdump-19 llvm-objdump-20 llvm-objdump-18
+    llvm-objdump)
   set(clang_version "no clang")
   if(KILN_CLANG_EXECUTABLE)
     execute_process(COMMAND ${KILN_CLANG_EXECUTABLE} --version OUTPUT_VARIABLE clang_out
@@ -133,6 +135,9 @@ if(KILN_COMPILE_MATRIX AND NOT CMAKE_CROSSCOMPILING)
     string(REPLACE ";" "," env "${env}")
     if(KILN_CLANG_EXECUTABLE)
       list(APPEND env "KILN_CLANG=${KILN_CLANG_EXECUTABLE}")
+    endif()
+    if(KILN_OBJDUMP_EXECUTABLE)
+      list(APPEND env "KILN_OBJDUMP=${KILN_OBJDUMP_EXECUTABLE}")
     endif()
     set_tests_properties(compile_matrix_${target} PROPERTIES LABELS "compile-matrix"
       SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT "${env}")
