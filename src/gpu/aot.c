@@ -275,8 +275,8 @@ static kiln_status write_manifest(const aot_build *b, const kiln_target *const *
         kiln_json_int(&j, "wave_size", o->info.wave_size);
         kiln_json_int(&j, "block_threads", block_threads(&o->v));
         kiln_json_int(&j, "waves_per_simd",
-                      kiln_target_waves_per_simd(o->t, o->info.registers, o->info.agprs,
-                                                 o->info.shared_bytes, block_threads(&o->v)));
+                      kiln_target_waves_per_simd(o->t, o->info.registers, o->info.shared_bytes,
+                                                 block_threads(&o->v)));
         {
             /* What the compiler was given: the embedded file (OUT/.src/ for clang) and the
              * variant's options, the same pair a JIT compile hands to hipRTC / NVRTC. */

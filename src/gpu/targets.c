@@ -110,13 +110,12 @@ const kiln_target *kiln_target_find(const char *name)
 
 static int64_t round_up(int64_t x, int64_t g) { return g > 0 ? (x + g - 1) / g * g : x; }
 
-int32_t kiln_target_waves_per_simd(const kiln_target *t, int64_t vgprs, int64_t agprs,
-                                   int64_t lds_bytes, int32_t block_threads)
+int32_t kiln_target_waves_per_simd(const kiln_target *t, int64_t vgpr_count, int64_t lds_bytes,
+                                   int32_t block_threads)
 {
     int64_t regs, waves, groups, per_group;
     if (!t || t->vendor != KILN_VENDOR_AMD || t->vgpr_file <= 0) return 0;
-    regs = agprs > 0 ? round_up(round_up(vgprs, 4) + agprs, t->vgpr_granule)
-                     : round_up(vgprs, t->vgpr_granule);
+    regs = round_up(vgpr_count, t->vgpr_granule);
     if (regs < t->vgpr_granule) regs = t->vgpr_granule;
     waves = t->vgpr_file / regs;
     if (waves > t->max_waves_per_simd) waves = t->max_waves_per_simd;

@@ -57,12 +57,12 @@ const char *kiln_matrix_kind_name(kiln_matrix_kind m); /* "mma.sync", "wgmma", .
 const kiln_target *kiln_target_find(const char *name);
 
 /* Waves of a kernel one SIMD can hold at once on AMD target t: the least of the VGPR limit
- * (vgprs architected and agprs accumulation registers per lane, allocated in granules; on
- * CDNA both come from one file, the AGPRs after the VGPRs rounded up to 4), the LDS limit
- * (workgroups of lds_bytes each that fit the shared LDS, times their waves, over the SIMDs)
- * and the hardware's maximum. 0 for NVIDIA targets. */
-int32_t kiln_target_waves_per_simd(const kiln_target *t, int64_t vgprs, int64_t agprs,
-                                   int64_t lds_bytes, int32_t block_threads);
+ * (vgpr_count as the code object's metadata gives it, allocated in granules; on CDNA, whose
+ * one register file holds both kinds, that count already includes the AGPRs), the LDS
+ * limit (workgroups of lds_bytes each that fit the shared LDS, times their waves, over the
+ * SIMDs) and the hardware's maximum. 0 for NVIDIA targets. */
+int32_t kiln_target_waves_per_simd(const kiln_target *t, int64_t vgpr_count, int64_t lds_bytes,
+                                   int32_t block_threads);
 
 /* Writes "sm_80, sm_86, ..., gfx1201" (every known name) into buf. */
 void kiln_target_names(char *buf, size_t cap);

@@ -8,7 +8,7 @@
  * scratch access; each must leave at least 2 waves per SIMD, and the occupancy kiln
  * computes from the target table is compared with clang's own report
  * (-Rpass-analysis=kernel-resource-usage) for one variant. A line per object gives LDS,
- * VGPRs, AGPRs and waves per SIMD.
+ * VGPRs (the metadata's count: AGPRs included on CDNA), AGPRs and waves per SIMD.
  *   test_compile_matrix TARGET OUT_DIR [KEY_FILTER]
  * Exit 77 (skipped) when the compiler is absent, or for a target listed in
  * KILN_OPTIONAL_TARGETS that the compiler does not know (the message names the compiler).
@@ -217,7 +217,7 @@ static void amd_tensor_objects(const kiln_target *t, const char *out_dir)
         check_state_.checks += 3;
         if (!compared) {
             /* clang's occupancy for the same source and options as the build used. */
-            long occ = -1, vg = -1;
+            long occ = -1, vg = -1, ag = 0;
             compared = 1;
             snprintf(cmd, sizeof cmd,
                      "\"%s\" -x hip --offload-arch=%s -nogpulib -nogpuinc --cuda-device-only "
@@ -227,10 +227,12 @@ static void amd_tensor_objects(const kiln_target *t, const char *out_dir)
                      kiln_fs_sep(), kiln_fs_sep(), source);
             CHECK(count_output(cmd, "Occupancy [waves/SIMD]: ", &occ) == 1);
             CHECK(count_output(cmd, " VGPRs: ", &vg) == 1);
-            printf("%s: clang reports %ld VGPRs and %ld waves per SIMD for %s; the target "
-                   "table gives %lld\n", t->name, vg, occ, key, waves);
+            CHECK(count_output(cmd, " AGPRs: ", &ag) == (t->matrix == KILN_MATRIX_MFMA ? 1 : 0));
+            printf("%s: clang reports %ld VGPRs, %ld AGPRs and %ld waves per SIMD for %s; the "
+                   "target table gives %lld\n", t->name, vg, ag, occ, key, waves);
             CHECK_EQ(occ, waves);
-            CHECK_EQ(vg, vgprs);
+            /* The metadata's count: on CDNA the AGPRs follow the VGPRs rounded up to 4. */
+            CHECK_EQ(ag > 0 ? (vg + 3) / 4 * 4 + ag : vg, vgprs);
         }
     }
     if (count) printf("%s: %zu AMD tensor-tier objects disassembled\n", t->name, count);
