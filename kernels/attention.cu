@@ -166,10 +166,11 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         kiln_sync();
 
         /* Phase 2: online softmax. A row with nothing visible yet keeps max -inf and uses 0
-         * as its reference so exp() gives 0, never NaN. */
+         * as its reference so exp() gives 0, never NaN. A NaN score makes the max NaN (and
+         * the row NaN, as in the reference); +inf gives exp(inf - inf) = NaN likewise. */
         if (t < BQ) {
             float m_old = row_m[t], m_new = m_old;
-            for (kiln_i32 c = 0; c < BK; ++c) m_new = kiln_fmaxf(m_new, ss[t][c]);
+            for (kiln_i32 c = 0; c < BK; ++c) m_new = kiln_fmax_nan(m_new, ss[t][c]);
             float use = m_new == kiln_neg_inf() ? 0.0f : m_new;
             row_m[t] = m_new;
             row_use[t] = use;
@@ -213,8 +214,9 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         if (p0 + pr + r >= rows) continue;
         const kiln_i64 i = row_i[pr + r], h = row_h[pr + r];
         const float l = row_l[pr + r];
-        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        const float lse = l > 0.0f ? row_m[pr + r] + kiln_logf(l) : kiln_neg_inf();
+        /* l is 0 exactly when no visible key contributed; NaN propagates. */
+        const float inv = l != 0.0f ? 1.0f / l : 0.0f;
+        const float lse = l != 0.0f ? row_m[pr + r] + kiln_logf(l) : kiln_neg_inf();
         if (a.num_splits > 1) {
             const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
             #pragma unroll

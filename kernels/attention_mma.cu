@@ -244,15 +244,15 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
 #endif
                 }
                 sc[n][x] = visible ? y : kiln_neg_inf();
-                mx[r] = kiln_fmaxf(mx[r], sc[n][x]);
+                mx[r] = kiln_fmax_nan(mx[r], sc[n][x]);
             }
         /* A row with nothing visible yet keeps max -inf and uses 0 as its reference, so
-         * exp() gives 0, never NaN. */
+         * exp() gives 0, never NaN; a NaN score makes the max, and the row, NaN. */
         float use[2], alpha[2];
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
-            mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
-            mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
+            mx[r] = kiln_fmax_nan(mx[r], kiln_shfl_xor(mx[r], 1));
+            mx[r] = kiln_fmax_nan(mx[r], kiln_shfl_xor(mx[r], 2));
             use[r] = mx[r] == kiln_neg_inf() ? 0.0f : mx[r];
             alpha[r] = kiln_exp2f(m[r] - use[r]);
             m[r] = mx[r];
@@ -310,8 +310,9 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     for (kiln_i32 r = 0; r < 2; ++r) {
         if (!live[r]) continue;
         const kiln_i64 i = ri[r], h = rh[r];
-        const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-        const float lse = l[r] > 0.0f ? m[r] * KILN_LN2 + kiln_logf(l[r]) : kiln_neg_inf();
+        /* l is 0 exactly when no visible key contributed; NaN propagates. */
+        const float inv = l[r] != 0.0f ? 1.0f / l[r] : 0.0f;
+        const float lse = l[r] != 0.0f ? m[r] * KILN_LN2 + kiln_logf(l[r]) : kiln_neg_inf();
         if (a.num_splits > 1) {
             const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
             #pragma unroll

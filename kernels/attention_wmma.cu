@@ -66,13 +66,13 @@
 #error "one wave per 16 rows"
 #endif
 
-/* The same value in every lane of a query's column group: max / sum / or over the lanes
- * l, l ^ 16, ... of the wave. */
+/* The same value in every lane of a query's column group: max (NaN-propagating) or sum
+ * over the lanes l, l ^ 16, ... of the wave. */
 KILN_DEV float kiln_wm_col_max(float x)
 {
     #pragma unroll
     for (kiln_i32 m = 16; m < WAVE; m *= 2)
-        x = kiln_fmaxf(x, kiln_bits_f32(kiln_wm_shfl_xor(kiln_f32_bits(x), m)));
+        x = kiln_fmax_nan(x, kiln_bits_f32(kiln_wm_shfl_xor(kiln_f32_bits(x), m)));
     return x;
 }
 KILN_DEV float kiln_wm_col_sum(float x)
@@ -80,12 +80,6 @@ KILN_DEV float kiln_wm_col_sum(float x)
     #pragma unroll
     for (kiln_i32 m = 16; m < WAVE; m *= 2)
         x += kiln_bits_f32(kiln_wm_shfl_xor(kiln_f32_bits(x), m));
-    return x;
-}
-KILN_DEV kiln_u32 kiln_wm_col_or(kiln_u32 x)
-{
-    #pragma unroll
-    for (kiln_i32 m = 16; m < WAVE; m *= 2) x |= kiln_wm_shfl_xor(x, m);
     return x;
 }
 
@@ -168,7 +162,6 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         #pragma unroll
         for (kiln_i32 e = 0; e < KILN_WM_C_N; ++e) o[n][e] = 0.0f;
     float m = kiln_neg_inf(), l = 0.0f;
-    kiln_u32 seen = 0; /* some key was visible to this row: decided by the mask, not by m */
 
     const kiln_i64 ntiles = hi > lo ? (hi - lo + BK - 1) / BK : 0;
     for (kiln_i64 t = 0; t < ntiles; ++t) {
@@ -254,9 +247,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                     sc[n][e] -= slope * (float)(dist < 0 ? -dist : dist);
                 }
         }
-        kiln_u32 any = 1;
         if (!whole) {
-            any = 0;
             #pragma unroll
             for (kiln_i32 n = 0; n < NKT; ++n)
                 #pragma unroll
@@ -271,7 +262,6 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                     if (wr >= 0 && jj > dr + wr) visible = 0;
 #endif
 #endif
-                    any |= (kiln_u32)visible;
                     if (!visible) sc[n][e] = kiln_neg_inf();
                 }
         }
@@ -279,10 +269,11 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         #pragma unroll
         for (kiln_i32 n = 0; n < NKT; ++n)
             #pragma unroll
-            for (kiln_i32 e = 0; e < KILN_WM_C_N; ++e) mx = kiln_fmaxf(mx, sc[n][e]);
+            for (kiln_i32 e = 0; e < KILN_WM_C_N; ++e) mx = kiln_fmax_nan(mx, sc[n][e]);
         mx = kiln_wm_col_max(mx);
-        seen |= kiln_wm_col_or(any);
-        /* Scores of -inf weigh 0 against any reference; with none finite yet, 0 serves. */
+        /* A row with nothing visible yet keeps max -inf and uses 0 as its reference, so
+         * exp() gives 0, never NaN; a NaN score makes the max, and the row, NaN, and +inf
+         * gives exp(inf - inf) = NaN, as in the reference. */
         const float use = mx == kiln_neg_inf() ? 0.0f : mx;
         const float alpha = kiln_wm_exp2f(m - use);
         m = mx;
@@ -315,8 +306,9 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     if (!live) return;
     {
         const kiln_i64 i = ri, h = rh;
-        const float inv = seen ? 1.0f / l : 0.0f;
-        const float lse = seen ? m * KILN_LN2 + kiln_logf(l) : kiln_neg_inf();
+        /* l is 0 exactly when no visible key contributed; NaN propagates. */
+        const float inv = l != 0.0f ? 1.0f / l : 0.0f;
+        const float lse = l != 0.0f ? m * KILN_LN2 + kiln_logf(l) : kiln_neg_inf();
         if (a.num_splits > 1) {
             const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
             #pragma unroll

@@ -10,8 +10,9 @@
  * (-Rpass-analysis=kernel-resource-usage) for one variant. A line per object gives LDS,
  * VGPRs (the metadata's count: AGPRs included on CDNA), AGPRs and waves per SIMD.
  *   test_compile_matrix TARGET OUT_DIR [KEY_FILTER]
- * Exit 77 (skipped) when the compiler is absent, or for a target listed in
- * KILN_OPTIONAL_TARGETS that the compiler does not know (the message names the compiler).
+ * Exit 77 (skipped) when the compiler is absent or does not accept the target (asked with a
+ * probe kernel, not guessed from its name); under KILN_TEST_STRICT=1 that is a failure,
+ * except for a target listed in KILN_OPTIONAL_TARGETS (one no packaged compiler knows yet).
  */
 #define _POSIX_C_SOURCE 200809L /* popen */
 #include <stdio.h>
@@ -259,25 +260,35 @@ int main(int argc, char **argv)
 
     if (t->vendor == KILN_VENDOR_NVIDIA) {
         if (kiln_cuda_driver()->load_compiler() != KILN_OK) {
-            check_note_skip("%s: NVRTC not found (%s)", t->name, kiln_last_error());
+            check_skip_tool("%s: NVRTC not found (%s); it comes with the CUDA toolkit "
+                            "(libnvrtc.so), or point KILN_NVRTC_PATH at it",
+                            t->name, kiln_last_error());
             return check_finish("test_compile_matrix");
         }
     } else {
         char compiler[256] = "", scratch[1024];
         int ok;
         snprintf(scratch, sizeof scratch, "%s%c.probe", argv[2], kiln_fs_sep());
+        /* Ask the compiler itself: a probe kernel compiled with --offload-arch=<target>. */
         ok = kiln_aot_amd_compiler_supports(t->name, scratch, compiler, sizeof compiler);
         if (ok < 0) {
-            check_note_skip("%s: no clang found (set KILN_CLANG)", t->name);
+            check_skip_tool("%s: no clang found (Debian: apt-get install clang-19 lld-19 "
+                            "llvm-19, or set KILN_CLANG)", t->name);
             return check_finish("test_compile_matrix");
         }
-        if (ok == 0 && optional_target(t->name)) {
-            check_note_skip("%s: %s (%s) does not know this target", t->name, compiler,
-                            KILN_TEST_CLANG_VERSION);
+        if (ok == 0) {
+            /* A target no packaged compiler knows yet (KILN_OPTIONAL_TARGETS: gfx950 needs
+             * LLVM 20) stays a skip even in strict mode; any other is a missing tool. */
+            if (optional_target(t->name))
+                check_note_skip("%s: %s (%s) does not accept --offload-arch=%s, and no "
+                                "packaged clang does yet", t->name, compiler,
+                                KILN_TEST_CLANG_VERSION, t->name);
+            else
+                check_skip_tool("%s: %s (%s) does not accept --offload-arch=%s (Debian: "
+                                "apt-get install clang-19 lld-19 llvm-19, or set KILN_CLANG)",
+                                t->name, compiler, KILN_TEST_CLANG_VERSION, t->name);
             return check_finish("test_compile_matrix");
         }
-        CHECK(ok == 1);
-        if (ok != 1) return check_finish("test_compile_matrix");
     }
 
     st = kiln_aot_build_filtered(t->name, argv[2], 0, filter, progress, NULL);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "../nonfinite.h"
 #include "emulated_kernels.h"
 #include "reference.h"
 
@@ -80,7 +81,10 @@ static int launch(const kiln_gpu_variant *v, const kiln_attn_args *a, int combin
     return kiln_emulated_launch(k, a, grid, block);
 }
 
-static void run_attn(const attn_case *c, kiln_gpu_tier_request tier, const char *target)
+/* One case on one tier, the variant chosen for target; nonfinite (enum tc_nonfinite,
+ * tests/nonfinite.h) plants a NaN or inf in the inputs, 0 none. */
+static void run_attn_nf(const attn_case *c, kiln_gpu_tier_request tier, const char *target,
+                        int nonfinite)
 {
     const kiln_dtype dt = c->dtype;
     const int64_t B = c->batch, HQ = c->hq, HK = c->hkv, D = c->d;
@@ -93,7 +97,8 @@ static void run_attn(const attn_case *c, kiln_gpu_tier_request tier, const char 
     kiln_attention_params prm;
     kiln_attn_problem p;
 
-    check_case("attention %s (%s tier, %s)", c->name,
+    check_case("attention %s%s%s (%s tier, %s)", c->name, nonfinite ? " with " : "",
+               tc_nonfinite_name(nonfinite),
                tier == KILN_GPU_TIER_WANT_TENSOR ? "tensor" : "generic", target);
     kiln_attention_params_init(&prm);
     prm.causal = c->causal;
@@ -190,6 +195,12 @@ static void run_attn(const attn_case *c, kiln_gpu_tier_request tier, const char 
                           cu_k ? &tcu_k : NULL, bt ? &tbt : NULL, seqk ? &tseqk : NULL, max_q,
                           max_k, &out, c->lse ? &lse : NULL, &prm);
     p.num_splits = c->splits;
+    if (nonfinite) {
+        check_state_.checks++;
+        if (!tc_nonfinite_plant(&p, nonfinite, slopes, 5))
+            check_fail_(__FILE__, __LINE__, "no entry to plant %s in",
+                        tc_nonfinite_name(nonfinite));
+    }
 
     {
         kiln_gpu_variant var, comb;
@@ -224,7 +235,7 @@ static void run_attn(const attn_case *c, kiln_gpu_tier_request tier, const char 
                         double got = kiln_ref_load(dt, od, qo + i * p.o_stride_row +
                                                                h * p.o_stride_head + d);
                         double want = ref_o[r * D + d];
-                        if (!(fabs(got - want) <= tol)) {
+                        if (!tc_nonfinite_close(got, want, tol)) {
                             ++bad;
                             check_fail_(__FILE__, __LINE__,
                                         "out[b=%lld i=%lld h=%lld d=%lld] %.6f vs %.6f",
@@ -235,8 +246,7 @@ static void run_attn(const attn_case *c, kiln_gpu_tier_request tier, const char 
                     if (c->lse && bad < 5) {
                         double got = ld[lo + h * p.lse_stride_head + i * p.lse_stride_row];
                         double want = ref_l[r];
-                        int ok = isinf(want) ? isinf(got) && got < 0
-                                             : fabs(got - want) <= 1e-4 * (1 + fabs(want));
+                        int ok = tc_nonfinite_close(got, want, 1e-4 * (1 + fabs(want)));
                         if (!ok) {
                             ++bad;
                             check_fail_(__FILE__, __LINE__,
@@ -254,6 +264,11 @@ static void run_attn(const attn_case *c, kiln_gpu_tier_request tier, const char 
     }
     free(qd), free(kd), free(vd), free(od), free(ld), free(slopes);
     free(cu_q), free(cu_k), free(bt), free(seqk);
+}
+
+static void run_attn(const attn_case *c, kiln_gpu_tier_request tier, const char *target)
+{
+    run_attn_nf(c, tier, target, 0);
 }
 
 static void run_act(kiln_activation act, kiln_dtype dt, int64_t rows, int64_t d)
@@ -418,6 +433,26 @@ int main(void)
             check_state_.checks++;
         }
         check_note_ran();
+    }
+
+    /* Non-finite inputs: one NaN / inf in q, k, v or the slopes, on both tiers, with and
+     * without a split (so the combine sees NaN partial results). */
+    {
+        static const int qv[] = {6, 0, 21}, kv[] = {30, 9, 75};
+        const attn_case nf[] = {
+            {"nonfinite fixed",  KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 9, 70, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0},
+            {"nonfinite varlen", KILN_MODE_VARLEN, 0, KILN_F16, 3, 2, 1, 128, 0, 0, qv, kv, 1, -1, 0, 0, 1, 3, 1, 0, 0},
+            {"nonfinite paged",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 64, 1, 0, 0, kv, 0, -1, -1, 0, 1, 2, 1, 0, 16},
+        };
+        for (size_t i = 0; i < sizeof nf / sizeof nf[0]; ++i)
+            for (int kind = 1; kind < TC_NF_COUNT; ++kind) {
+                attn_case c = nf[i];
+                if (tc_nonfinite_needs_full_mask(kind)) c.causal = 0, c.wl = c.wr = -1;
+                run_attn_nf(&c, KILN_GPU_TIER_WANT_GENERIC, "sm_90", kind);
+                run_attn_nf(&c, KILN_GPU_TIER_WANT_TENSOR, "sm_90", kind);
+                /* The AMD families in turn: each meets every case and most kinds. */
+                run_attn_nf(&c, KILN_GPU_TIER_WANT_TENSOR, kAmd[(i + (size_t)kind) % 3], kind);
+            }
     }
 
     check_case("tier choice");
