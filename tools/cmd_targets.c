@@ -30,6 +30,15 @@ static void print_json(const kiln_target *t, size_t n) {
         kiln_json_bool(&j, "reports_wgp", t[i].reports_wgp);
         kiln_json_string(&j, "compile_arch", t[i].compile_arch);
         kiln_json_bool(&j, "shipped", kiln_gpu_aot_ships(t[i].name));
+        if (t[i].vendor == KILN_VENDOR_AMD) {
+            /* What occupancy is computed from (the compile matrix and `kiln build`'s
+             * manifest report waves per SIMD for each code object). */
+            kiln_json_int(&j, "vgprs_per_simd_lane", t[i].vgpr_file);
+            kiln_json_int(&j, "vgpr_granule", t[i].vgpr_granule);
+            kiln_json_int(&j, "max_waves_per_simd", t[i].max_waves_per_simd);
+            kiln_json_int(&j, "lds_shared_bytes", t[i].lds_per_cu);
+            kiln_json_int(&j, "simds_sharing_lds", t[i].simds_per_cu);
+        }
         kiln_json_object_end(&j);
     }
     kiln_json_array_end(&j);

@@ -287,6 +287,23 @@ static kiln_status write_manifest(const aot_build *b, const kiln_target *const *
         kiln_json_int(&j, "stack_bytes", o->info.stack_bytes);
         kiln_json_int(&j, "wave_size", o->info.wave_size);
         kiln_json_int(&j, "block_threads", block_threads(&o->v));
+        kiln_json_int(&j, "waves_per_simd",
+                      kiln_target_waves_per_simd(o->t, o->info.registers, o->info.shared_bytes,
+                                                 block_threads(&o->v)));
+        {
+            /* What the compiler was given: the embedded file (OUT/.src/ for clang) and the
+             * variant's options, the same pair a JIT compile hands to hipRTC / NVRTC. */
+            kiln_gpu_defines defs;
+            char options[256] = "";
+            int nd = kiln_gpu_variant_defines(&o->v, &defs);
+            for (int d = 0; d < nd; ++d) {
+                size_t used = strlen(options);
+                snprintf(options + used, sizeof options - used, "%s%s", d ? " " : "",
+                         defs.ptr[d]);
+            }
+            kiln_json_string(&j, "source", kiln_gpu_variant_file(&o->v));
+            kiln_json_string(&j, "options", options);
+        }
         kiln_json_object_end(&j);
     }
     kiln_json_array_end(&j);
@@ -339,7 +356,8 @@ static kiln_status prepare_dirs(aot_build *b, const kiln_target *const *targets,
             }
         }
         if (b->clang[0]) {
-            static const char *const files[] = {"attention.cu", "combine.cu", "activation.cu"};
+            static const char *const files[] = {"attention.cu", "attention_wmma.cu", "combine.cu",
+                                                "activation.cu"};
             for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
                 const char *text;
                 size_t len;

@@ -13,42 +13,49 @@
  * "shared memory per block optin" attribute of each compute capability. AMD: 64 KiB of
  * LDS per workgroup, 160 KiB on gfx950. CDNA's unified register file gives a wave up to
  * 512 VGPRs (architected + accumulation); RDNA addresses 256. CU defaults are the
- * products named beside them (for builds with no GPU present). */
+ * products named beside them (for builds with no GPU present).
+ * Occupancy columns (AMD): VGPR file per SIMD lane and granule as the AMDGPU backend of
+ * LLVM 19 models them (AMDGPUBaseInfo getTotalNumVGPRs / getVGPRAllocGranule): CDNA 512
+ * unified, granule 8; RDNA wave32 1536, granule 24 where the SIMD has the larger register
+ * file (gfx1100, gfx1101, gfx1151, gfx1200, gfx1201: the "full VGPRs" feature), else 1024,
+ * granule 16; at most 8 waves per SIMD on CDNA and 16 on RDNA; LDS 64 KiB per CU (4 SIMDs)
+ * on CDNA, 160 KiB on gfx950, and 128 KiB per WGP (4 SIMDs) on RDNA in WGP mode.
+ * tests/gpu/compile_matrix.c checks these figures against clang's own occupancy report. */
 static const kiln_target kTargets[] = {
     {"sm_80", KILN_VENDOR_NVIDIA, "ampere", 32, 48 * KIB, 163 * KIB, 255, KILN_MATRIX_MMA_SYNC,
-     108, "A100", 0, "sm_80"},
+     108, "A100", 0, "sm_80", 0, 0, 0, 0, 0},
     {"sm_86", KILN_VENDOR_NVIDIA, "ampere", 32, 48 * KIB, 99 * KIB, 255, KILN_MATRIX_MMA_SYNC,
-     82, "RTX 3090", 0, "sm_86"},
+     82, "RTX 3090", 0, "sm_86", 0, 0, 0, 0, 0},
     {"sm_89", KILN_VENDOR_NVIDIA, "ada", 32, 48 * KIB, 99 * KIB, 255, KILN_MATRIX_MMA_SYNC,
-     128, "RTX 4090", 0, "sm_89"},
+     128, "RTX 4090", 0, "sm_89", 0, 0, 0, 0, 0},
     {"sm_90", KILN_VENDOR_NVIDIA, "hopper", 32, 48 * KIB, 227 * KIB, 255, KILN_MATRIX_WGMMA,
-     132, "H100 SXM / H200", 0, "sm_90a"},
+     132, "H100 SXM / H200", 0, "sm_90a", 0, 0, 0, 0, 0},
     {"sm_100", KILN_VENDOR_NVIDIA, "blackwell", 32, 48 * KIB, 227 * KIB, 255,
-     KILN_MATRIX_MMA_SYNC, 148, "B200", 0, "sm_100"},
+     KILN_MATRIX_MMA_SYNC, 148, "B200", 0, "sm_100", 0, 0, 0, 0, 0},
     {"sm_120", KILN_VENDOR_NVIDIA, "blackwell", 32, 48 * KIB, 99 * KIB, 255,
-     KILN_MATRIX_MMA_SYNC, 170, "RTX 5090", 0, "sm_120"},
+     KILN_MATRIX_MMA_SYNC, 170, "RTX 5090", 0, "sm_120", 0, 0, 0, 0, 0},
     {"gfx90a", KILN_VENDOR_AMD, "cdna2", 64, 64 * KIB, 64 * KIB, 512, KILN_MATRIX_MFMA, 110,
-     "MI250X (one GCD)", 0, "gfx90a"},
+     "MI250X (one GCD)", 0, "gfx90a", 512, 8, 8, 65536, 4},
     {"gfx942", KILN_VENDOR_AMD, "cdna3", 64, 64 * KIB, 64 * KIB, 512, KILN_MATRIX_MFMA, 304,
-     "MI300X", 0, "gfx942"},
+     "MI300X", 0, "gfx942", 512, 8, 8, 65536, 4},
     {"gfx950", KILN_VENDOR_AMD, "cdna4", 64, 160 * KIB, 160 * KIB, 512, KILN_MATRIX_MFMA, 256,
-     "MI350", 0, "gfx950"},
+     "MI350", 0, "gfx950", 512, 8, 8, 163840, 4},
     {"gfx1100", KILN_VENDOR_AMD, "rdna3", 32, 64 * KIB, 64 * KIB, 256, KILN_MATRIX_WMMA_GFX11,
-     96, "RX 7900 XTX", 1, "gfx1100"},
+     96, "RX 7900 XTX", 1, "gfx1100", 1536, 24, 16, 131072, 4},
     {"gfx1101", KILN_VENDOR_AMD, "rdna3", 32, 64 * KIB, 64 * KIB, 256, KILN_MATRIX_WMMA_GFX11,
-     60, "RX 7800 XT", 1, "gfx1101"},
+     60, "RX 7800 XT", 1, "gfx1101", 1536, 24, 16, 131072, 4},
     {"gfx1102", KILN_VENDOR_AMD, "rdna3", 32, 64 * KIB, 64 * KIB, 256, KILN_MATRIX_WMMA_GFX11,
-     32, "RX 7600", 1, "gfx1102"},
+     32, "RX 7600", 1, "gfx1102", 1024, 16, 16, 131072, 4},
     {"gfx1103", KILN_VENDOR_AMD, "rdna3", 32, 64 * KIB, 64 * KIB, 256, KILN_MATRIX_WMMA_GFX11,
-     12, "Radeon 780M", 1, "gfx1103"},
+     12, "Radeon 780M", 1, "gfx1103", 1024, 16, 16, 131072, 4},
     {"gfx1150", KILN_VENDOR_AMD, "rdna3.5", 32, 64 * KIB, 64 * KIB, 256,
-     KILN_MATRIX_WMMA_GFX11, 16, "Radeon 890M", 1, "gfx1150"},
+     KILN_MATRIX_WMMA_GFX11, 16, "Radeon 890M", 1, "gfx1150", 1024, 16, 16, 131072, 4},
     {"gfx1151", KILN_VENDOR_AMD, "rdna3.5", 32, 64 * KIB, 64 * KIB, 256,
-     KILN_MATRIX_WMMA_GFX11, 40, "Radeon 8060S", 1, "gfx1151"},
+     KILN_MATRIX_WMMA_GFX11, 40, "Radeon 8060S", 1, "gfx1151", 1536, 24, 16, 131072, 4},
     {"gfx1200", KILN_VENDOR_AMD, "rdna4", 32, 64 * KIB, 64 * KIB, 256, KILN_MATRIX_WMMA_GFX12,
-     32, "RX 9060 XT", 1, "gfx1200"},
+     32, "RX 9060 XT", 1, "gfx1200", 1536, 24, 16, 131072, 4},
     {"gfx1201", KILN_VENDOR_AMD, "rdna4", 32, 64 * KIB, 64 * KIB, 256, KILN_MATRIX_WMMA_GFX12,
-     64, "RX 9070 XT", 1, "gfx1201"},
+     64, "RX 9070 XT", 1, "gfx1201", 1536, 24, 16, 131072, 4},
 };
 
 const kiln_target *kiln_targets(size_t *count)
@@ -99,6 +106,26 @@ static const kiln_target *find_n(const char *name, size_t len)
 const kiln_target *kiln_target_find(const char *name)
 {
     return name ? find_n(name, strlen(name)) : NULL;
+}
+
+static int64_t round_up(int64_t x, int64_t g) { return g > 0 ? (x + g - 1) / g * g : x; }
+
+int32_t kiln_target_waves_per_simd(const kiln_target *t, int64_t vgpr_count, int64_t lds_bytes,
+                                   int32_t block_threads)
+{
+    int64_t regs, waves, groups, per_group;
+    if (!t || t->vendor != KILN_VENDOR_AMD || t->vgpr_file <= 0) return 0;
+    regs = round_up(vgpr_count, t->vgpr_granule);
+    if (regs < t->vgpr_granule) regs = t->vgpr_granule;
+    waves = t->vgpr_file / regs;
+    if (waves > t->max_waves_per_simd) waves = t->max_waves_per_simd;
+    per_group = (block_threads + t->wave_size - 1) / t->wave_size;
+    if (lds_bytes > 0 && per_group > 0) {
+        groups = t->lds_per_cu / lds_bytes;
+        if (groups * per_group / t->simds_per_cu < waves)
+            waves = groups * per_group / t->simds_per_cu;
+    }
+    return (int32_t)waves;
 }
 
 void kiln_target_names(char *buf, size_t cap)

@@ -40,6 +40,11 @@ typedef struct kiln_target {
      * count" (RDNA in WGP mode: 30 for a 60-CU RX 7800 XT). */
     int32_t reports_wgp;
     const char *compile_arch; /* NVRTC --gpu-architecture / clang --offload-arch value */
+    /* AMD occupancy (0 on NVIDIA): VGPRs per lane of one SIMD at the target's wave size,
+     * their allocation granule, the most waves a SIMD holds, the LDS that co-resident
+     * workgroups share and the SIMDs sharing it (a CU on CDNA, a WGP in WGP mode on RDNA). */
+    int32_t vgpr_file, vgpr_granule, max_waves_per_simd;
+    int32_t lds_per_cu, simds_per_cu;
 } kiln_target;
 
 const kiln_target *kiln_targets(size_t *count);
@@ -50,6 +55,14 @@ const char *kiln_matrix_kind_name(kiln_matrix_kind m); /* "mma.sync", "wgmma", .
  * ("gfx942:sramecc+:xnack-" -> gfx942, "sm_90a" -> sm_90), case-insensitive, surrounding
  * whitespace ignored. NULL if unknown. */
 const kiln_target *kiln_target_find(const char *name);
+
+/* Waves of a kernel one SIMD can hold at once on AMD target t: the least of the VGPR limit
+ * (vgpr_count as the code object's metadata gives it, allocated in granules; on CDNA, whose
+ * one register file holds both kinds, that count already includes the AGPRs), the LDS
+ * limit (workgroups of lds_bytes each that fit the shared LDS, times their waves, over the
+ * SIMDs) and the hardware's maximum. 0 for NVIDIA targets. */
+int32_t kiln_target_waves_per_simd(const kiln_target *t, int64_t vgpr_count, int64_t lds_bytes,
+                                   int32_t block_threads);
 
 /* Writes "sm_80, sm_86, ..., gfx1201" (every known name) into buf. */
 void kiln_target_names(char *buf, size_t cap);

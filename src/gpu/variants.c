@@ -13,6 +13,7 @@ static const kiln_dtype kAttnDtypes[] = {KILN_F16, KILN_BF16};
 static const kiln_dtype kActDtypes[] = {KILN_F32, KILN_F16, KILN_BF16};
 static const int32_t kHeadDims[] = {64, 128, 256};
 static const int32_t kTensorHeadDims[] = KILN_ATTN_TENSOR_HEAD_DIMS;
+static const int32_t kAmdTensorHeadDims[] = {64, 128};
 static const int32_t kHopperHeadDims[] = {64, 128};
 static const int32_t kMasks[] = {KILN_MASK_FULL, KILN_MASK_CAUSAL, KILN_MASK_WINDOW};
 static const kiln_attn_mode kModes[] = {KILN_MODE_FIXED, KILN_MODE_VARLEN, KILN_MODE_PAGED};
@@ -45,6 +46,20 @@ static int has_wgmma(const kiln_target *t)
     return t && t->vendor == KILN_VENDOR_NVIDIA && t->matrix == KILN_MATRIX_WGMMA;
 }
 
+/* The AMD instruction family of a target's tensor tier (KILN_WM_*), 0 when it has none.
+ * The family numbers are the target table's matrix kinds. */
+_Static_assert(KILN_WM_GFX11 == KILN_MATRIX_WMMA_GFX11 && KILN_WM_GFX12 == KILN_MATRIX_WMMA_GFX12 &&
+                   KILN_WM_MFMA == KILN_MATRIX_MFMA,
+               "kernels/attention_wmma.h and src/gpu/targets.h number the families alike");
+static int32_t amd_family(const kiln_target *t)
+{
+    if (!t || t->vendor != KILN_VENDOR_AMD) return 0;
+    return t->matrix == KILN_MATRIX_WMMA_GFX11 || t->matrix == KILN_MATRIX_WMMA_GFX12 ||
+                   t->matrix == KILN_MATRIX_MFMA
+               ? (int32_t)t->matrix
+               : 0;
+}
+
 size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t cap)
 {
     size_t n = 0;
@@ -54,39 +69,44 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                 for (size_t o = 0; o < COUNT(kModes); ++o) {
                     kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a], kHeadDims[d],
                                           kMasks[m], kModes[o], KILN_ACT_SILU,
-                                          KILN_GPU_TIER_ID_GENERIC};
+                                          KILN_GPU_TIER_ID_GENERIC, 0};
                     put(out, cap, &n, v);
                 }
             {
                 kiln_gpu_variant v = {KILN_KERNEL_COMBINE, kAttnDtypes[a], kHeadDims[d],
                                       KILN_MASK_FULL, KILN_MODE_FIXED, KILN_ACT_SILU,
-                                      KILN_GPU_TIER_ID_GENERIC};
+                                      KILN_GPU_TIER_ID_GENERIC, 0};
                 put(out, cap, &n, v);
             }
         }
     for (size_t a = 0; a < COUNT(kActs); ++a)
         for (size_t d = 0; d < COUNT(kActDtypes); ++d) {
             kiln_gpu_variant v = {KILN_KERNEL_ACT, kActDtypes[d], 0, KILN_MASK_FULL,
-                                  KILN_MODE_FIXED, kActs[a], KILN_GPU_TIER_ID_GENERIC};
+                                  KILN_MODE_FIXED, kActs[a], KILN_GPU_TIER_ID_GENERIC, 0};
             put(out, cap, &n, v);
         }
-    if (has_mma_sync(t))
+    if (has_mma_sync(t) || amd_family(t)) {
+        /* NVIDIA: kernels/attention_mma.h's head dims; AMD: attention_wmma.h's (64, 128). */
+        const int32_t *dims = amd_family(t) ? kAmdTensorHeadDims : kTensorHeadDims;
+        const size_t ndims = amd_family(t) ? COUNT(kAmdTensorHeadDims) : COUNT(kTensorHeadDims);
         for (size_t a = 0; a < COUNT(kAttnDtypes); ++a)
-            for (size_t d = 0; d < COUNT(kTensorHeadDims); ++d)
+            for (size_t d = 0; d < ndims; ++d)
                 for (size_t m = 0; m < COUNT(kMasks); ++m)
                     for (size_t o = 0; o < COUNT(kModes); ++o) {
                         kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a],
-                                              kTensorHeadDims[d], kMasks[m], kModes[o],
-                                              KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR};
+                                              dims[d], kMasks[m], kModes[o],
+                                              KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR,
+                                              amd_family(t)};
                         put(out, cap, &n, v);
                     }
+    }
     if (has_wgmma(t))
         for (size_t a = 0; a < COUNT(kAttnDtypes); ++a)
             for (size_t d = 0; d < COUNT(kHopperHeadDims); ++d)
                 for (size_t m = 0; m < COUNT(kMasks); ++m) {
                     kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a], kHopperHeadDims[d],
                                           kMasks[m], KILN_MODE_FIXED, KILN_ACT_SILU,
-                                          KILN_GPU_TIER_ID_HOPPER};
+                                          KILN_GPU_TIER_ID_HOPPER, 0};
                     put(out, cap, &n, v);
                 }
     return n;
@@ -139,17 +159,23 @@ int32_t kiln_gpu_tensor_head_dim(int64_t head_dim)
 int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
                            size_t cap)
 {
-    if (!has_mma_sync(t)) {
+    if (!has_mma_sync(t) && !amd_family(t)) {
         if (why)
             snprintf(why, cap,
                      "the tensor tier needs an NVIDIA target with mma.sync (sm_80 or "
-                     "later), not %s",
+                     "later) or an AMD target with WMMA or MFMA, not %s",
                      t ? t->name : "an unknown target");
         return 0;
     }
     if (p->dtype != KILN_F16 && p->dtype != KILN_BF16) {
         if (why) snprintf(why, cap, "the tensor tier takes f16 or bf16, not %s",
                  kiln_dtype_name(p->dtype));
+        return 0;
+    }
+    if (amd_family(t) && p->head_dim != 64 && p->head_dim != 128) {
+        if (why)
+            snprintf(why, cap, "the AMD tensor tier runs head_dim 64 or 128, not %lld",
+                     (long long)p->head_dim);
         return 0;
     }
     if (p->head_dim <= 0 || p->head_dim % 8 != 0 || p->head_dim > 256) {
@@ -167,10 +193,11 @@ int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, cha
                  "addresses must be 16-byte aligned and their strides multiples of 8 elements");
         return 0;
     }
-    {
+    if (!amd_family(t)) { /* the AMD kernels' LDS is checked against the table at build */
         const int32_t d = kiln_gpu_tensor_head_dim(p->head_dim);
         if (KILN_TQ_SMEM_BYTES(d) > t->shared_max_bytes) {
-            snprintf(why, cap, "the tensor tier's head_dim %d kernel needs %d bytes of shared "
+            if (why)
+                snprintf(why, cap, "the tensor tier's head_dim %d kernel needs %d bytes of shared "
                      "memory; %s allows %lld", (int)d, (int)KILN_TQ_SMEM_BYTES(d), t->name,
                      (long long)t->shared_max_bytes);
             return 0;
@@ -257,6 +284,7 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
     if (covered) {
         v->head_dim = kiln_gpu_tensor_head_dim(p->head_dim);
         v->tier = KILN_GPU_TIER_ID_TENSOR;
+        v->family = amd_family(t);
     }
     return KILN_OK;
 }
@@ -335,16 +363,16 @@ uint32_t kiln_gpu_variant_id(const kiln_gpu_variant *v)
 {
     return (uint32_t)v->kind | (uint32_t)v->dtype << 2 | (uint32_t)v->head_dim << 5 |
            (uint32_t)v->mask << 14 | (uint32_t)v->mode << 16 | (uint32_t)v->act << 18 |
-           (uint32_t)v->tier << 20;
+           (uint32_t)v->tier << 20 | (uint32_t)v->family << 24;
 }
 
 const char *kiln_gpu_variant_file(const kiln_gpu_variant *v)
 {
     switch (v->kind) {
     case KILN_KERNEL_ATTN:
-        return v->tier == KILN_GPU_TIER_ID_HOPPER   ? "attention_hopper.cu"
-               : v->tier == KILN_GPU_TIER_ID_TENSOR ? "attention_mma.cu"
-                                                    : "attention.cu";
+        if (v->tier == KILN_GPU_TIER_ID_HOPPER) return "attention_hopper.cu";
+        if (v->tier != KILN_GPU_TIER_ID_TENSOR) return "attention.cu";
+        return v->family ? "attention_wmma.cu" : "attention_mma.cu";
     case KILN_KERNEL_COMBINE: return "combine.cu";
     case KILN_KERNEL_ACT: return "activation.cu";
     }
@@ -373,6 +401,9 @@ int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *s)
         if (v->kind == KILN_KERNEL_ATTN) {
             snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MASK=%d", (int)v->mask);
             snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MODE=%d", (int)v->mode);
+            if (v->family)
+                snprintf(s->text[n++], sizeof s->text[0], "-DKILN_WM_FAMILY=%d",
+                         (int)v->family);
         }
     }
     for (int i = 0; i < n; ++i) s->ptr[i] = s->text[i];
@@ -487,10 +518,9 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
 {
     const int64_t group = a->heads_kv > 0 ? a->heads_q / a->heads_kv : 1;
     KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
+    const int64_t bq = v->family ? KILN_ATTN_WMMA_BLOCK_Q : KILN_ATTN_TENSOR_BLOCK_Q;
     if (v->tier == KILN_GPU_TIER_ID_TENSOR)
-        KILN_FORWARD(fit("attention", "x (query tiles)",
-                         (a->seqlen_q * group + KILN_ATTN_TENSOR_BLOCK_Q - 1) /
-                             KILN_ATTN_TENSOR_BLOCK_Q,
+        KILN_FORWARD(fit("attention", "x (query tiles)", (a->seqlen_q * group + bq - 1) / bq,
                          GRID_X_MAX, &grid[0]));
     if (v->tier == KILN_GPU_TIER_ID_HOPPER) {
         /* One head's query tile per block: (tiles, heads_q, batch x splits). */
@@ -507,9 +537,10 @@ int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
 {
     switch (v->kind) {
     case KILN_KERNEL_ATTN:
-        return v->tier == KILN_GPU_TIER_ID_HOPPER   ? KILN_HOPPER_THREADS
-               : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_THREADS(v->head_dim)
-                                                    : KILN_ATTN_THREADS;
+        if (v->tier == KILN_GPU_TIER_ID_HOPPER) return KILN_HOPPER_THREADS;
+        if (v->tier == KILN_GPU_TIER_ID_TENSOR)
+            return v->family ? KILN_ATTN_WMMA_THREADS(v->family) : KILN_TQ_THREADS(v->head_dim);
+        return KILN_ATTN_THREADS;
     case KILN_KERNEL_COMBINE: return KILN_COMBINE_THREADS;
     case KILN_KERNEL_ACT: return KILN_ACT_THREADS;
     }

@@ -14,7 +14,9 @@
  * A variant's key names its head-dim bound: a head_dim 72 problem runs
  * attn_fwd.bf16.d128.causal.paged.generic.
  *
- * Tensor tier (NVIDIA sm_80 and later: warp-level mma.sync, kernels/attention_mma.cu):
+ * Tensor tier (NVIDIA sm_80 and later: warp-level mma.sync, kernels/attention_mma.cu; AMD
+ * gfx11 / gfx12 / gfx9: WMMA or MFMA, kernels/attention_wmma.cu, the family from the
+ * target table's matrix kind):
  *   attention  dtype {f16, bf16} x head dim {64, 128} (exact) x mask x mode, as above;
  *              split-KV too, the generic combine merging its partial outputs. It runs a
  *              problem when head_dim is 64 or 128 and K / V can be read 16 bytes at a
@@ -48,6 +50,7 @@
 #include "../../kernels/kiln_args.h"
 #include "../../kernels/attention_mma.h"
 #include "../../kernels/attention_hopper.h"
+#include "../../kernels/attention_wmma.h"
 #include "targets.h"
 
 typedef enum kiln_kernel_kind {
@@ -64,6 +67,10 @@ typedef struct kiln_gpu_variant {
     kiln_attn_mode mode; /* attention */
     kiln_activation act; /* activations */
     int32_t tier;        /* KILN_GPU_TIER_ID_* (0, generic, when zero-initialised) */
+    /* AMD tensor tier: the instruction family KILN_WM_* (kernels/attention_wmma.h), the
+     * target's matrix kind; 0 everywhere else. Not part of the key, which names the same
+     * variant on every vendor: the target tells the families apart. */
+    int32_t family;
 } kiln_gpu_variant;
 
 #define KILN_GPU_TIER_GENERIC "generic"
@@ -84,10 +91,10 @@ typedef enum kiln_gpu_tier_request {
 
 /* "generic", "tensor" or "hopper". */
 const char *kiln_gpu_variant_tier_name(const kiln_gpu_variant *v);
-#define KILN_GPU_MAX_DEFINES 4
+#define KILN_GPU_MAX_DEFINES 5
 
 /* Every variant for target t: the generic set everywhere, plus the tensor tier's on NVIDIA
- * sm_80 and later. Writes up to cap variants.
+ * sm_80 and later and on AMD targets with WMMA or MFMA. Writes up to cap variants.
  * @return the total number of variants (call with cap 0 to size out). */
 size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t cap);
 

@@ -3,11 +3,18 @@
  * (NVRTC for sm_*, clang for gfx*), every object's resources checked against the target
  * table, the manifest complete, and no tensor-tier object with a stack frame (the tensor
  * kernels keep their fragments in registers; a stack there means spills).
+ * AMD tensor-tier objects are also disassembled (KILN_OBJDUMP, llvm-objdump): the family's
+ * matrix instructions (v_wmma_* on gfx11 / gfx12, v_mfma_* on gfx9) must be there and no
+ * scratch access; each must leave at least 2 waves per SIMD, and the occupancy kiln
+ * computes from the target table is compared with clang's own report
+ * (-Rpass-analysis=kernel-resource-usage) for one variant. A line per object gives LDS,
+ * VGPRs (the metadata's count: AGPRs included on CDNA), AGPRs and waves per SIMD.
  *   test_compile_matrix TARGET OUT_DIR [KEY_FILTER]
  * Exit 77 (skipped) when the compiler is absent or does not accept the target (asked with a
  * probe kernel, not guessed from its name); under KILN_TEST_STRICT=1 that is a failure,
  * except for a target listed in KILN_OPTIONAL_TARGETS (one no packaged compiler knows yet).
  */
+#define _POSIX_C_SOURCE 200809L /* popen */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +126,133 @@ static size_t tensor_objects_with_stack(const char *out_dir, size_t *count)
     return bad;
 }
 
+#ifdef _WIN32
+#define popen _popen
+#define pclose _pclose
+#endif
+
+/* The string / integer value of "name" in the JSON object text obj (up to its end). */
+static int json_str(const char *obj, const char *end, const char *name, char *buf, size_t cap)
+{
+    char pat[64];
+    const char *p;
+    size_t n = 0;
+    snprintf(pat, sizeof pat, "\"%s\":", name);
+    p = strstr(obj, pat);
+    if (!p || p > end) return 0;
+    p = strchr(p + strlen(pat), '"');
+    if (!p) return 0;
+    for (++p; *p && *p != '"' && n + 1 < cap; ++p) buf[n++] = *p;
+    buf[n] = '\0';
+    return 1;
+}
+static long long json_int(const char *obj, const char *end, const char *name)
+{
+    char pat[64];
+    const char *p;
+    snprintf(pat, sizeof pat, "\"%s\":", name);
+    p = strstr(obj, pat);
+    if (!p || p > end) return -1;
+    return strtoll(p + strlen(pat), NULL, 10);
+}
+
+/* Lines of cmd's output (stdout and stderr) containing needle; -1 if it cannot run. When
+ * value is not NULL, the integer after the first match is stored there. */
+static long count_output(const char *cmd, const char *needle, long *value)
+{
+    char line[4096];
+    long n = 0;
+    FILE *f = popen(cmd, "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) {
+        char *at = strstr(line, needle);
+        if (!at) continue;
+        if (value && n == 0) *value = strtol(at + strlen(needle), NULL, 10);
+        ++n;
+    }
+    return pclose(f) == 0 ? n : -1;
+}
+
+/* The AMD tensor-tier checks above, on every such object of the manifest. */
+static void amd_tensor_objects(const kiln_target *t, const char *out_dir)
+{
+    char path[1024], err[256], objdump[256], clang[256];
+    void *data = NULL;
+    size_t len = 0, count = 0;
+    int compared = 0;
+    const char *mnemonic = t->matrix == KILN_MATRIX_MFMA ? "v_mfma_" : "v_wmma_";
+    if (!kiln_env_get("KILN_OBJDUMP", objdump, sizeof objdump) || !objdump[0]) {
+        check_note_skip("%s: no llvm-objdump found (set KILN_OBJDUMP)", t->name);
+        return;
+    }
+    if (!kiln_env_get("KILN_CLANG", clang, sizeof clang) || !clang[0])
+        snprintf(clang, sizeof clang, "clang");
+    snprintf(path, sizeof path, "%s%cmanifest.json", out_dir, kiln_fs_sep());
+    CHECK(kiln_fs_read(path, &data, &len, err, sizeof err) == 0);
+    char *text = realloc(data, len + 1);
+    if (!text) {
+        free(data);
+        return;
+    }
+    text[len] = '\0';
+    printf("%-8s %-44s %7s %5s %5s %11s %s\n", "target", "variant", "LDS", "VGPRs", "AGPRs",
+           "waves/SIMD", "matrix instructions");
+    for (char *p = strstr(text, "\"target\":"); p; p = strstr(p + 1, "\"target\":")) {
+        char key[160], file[256], options[256], source[64], cmd[2048];
+        const char *end = strchr(p, '}');
+        long long vgprs, agprs, lds, waves;
+        long mm, scratch;
+        if (!end || !json_str(p, end, "variant", key, sizeof key) ||
+            !json_str(p, end, "file", file, sizeof file) ||
+            !json_str(p, end, "options", options, sizeof options) ||
+            !json_str(p, end, "source", source, sizeof source))
+            continue;
+        if (strlen(key) < 7 || strcmp(key + strlen(key) - 7, ".tensor") != 0) continue;
+        ++count;
+        vgprs = json_int(p, end, "registers");
+        agprs = json_int(p, end, "agprs");
+        lds = json_int(p, end, "shared_bytes");
+        waves = json_int(p, end, "waves_per_simd");
+        snprintf(cmd, sizeof cmd, "\"%s\" -d \"%s%c%s\" 2>&1", objdump, out_dir, kiln_fs_sep(),
+                 file);
+        mm = count_output(cmd, mnemonic, NULL);
+        scratch = count_output(cmd, "scratch_", NULL);
+        printf("%-8s %-44s %7lld %5lld %5lld %11lld %ld %s*\n", t->name, key, lds, vgprs, agprs,
+               waves, mm, mnemonic);
+        if (mm <= 0)
+            check_fail_(__FILE__, __LINE__, "%s for %s: no %s* instruction in the disassembly",
+                        key, t->name, mnemonic);
+        if (scratch != 0)
+            check_fail_(__FILE__, __LINE__, "%s for %s: %ld scratch instructions", key,
+                        t->name, scratch);
+        if (waves < 2)
+            check_fail_(__FILE__, __LINE__, "%s for %s: %lld waves per SIMD (at least 2)", key,
+                        t->name, waves);
+        check_state_.checks += 3;
+        if (!compared) {
+            /* clang's occupancy for the same source and options as the build used. */
+            long occ = -1, vg = -1, ag = 0;
+            compared = 1;
+            snprintf(cmd, sizeof cmd,
+                     "\"%s\" -x hip --offload-arch=%s -nogpulib -nogpuinc --cuda-device-only "
+                     "--no-gpu-bundle-output -O3 %s -Rpass-analysis=kernel-resource-usage -o "
+                     "\"%s%c.occupancy.o\" \"%s%c.src%c%s\" 2>&1",
+                     clang, t->compile_arch, options, out_dir, kiln_fs_sep(), out_dir,
+                     kiln_fs_sep(), kiln_fs_sep(), source);
+            CHECK(count_output(cmd, "Occupancy [waves/SIMD]: ", &occ) == 1);
+            CHECK(count_output(cmd, " VGPRs: ", &vg) == 1);
+            CHECK(count_output(cmd, " AGPRs: ", &ag) == (t->matrix == KILN_MATRIX_MFMA ? 1 : 0));
+            printf("%s: clang reports %ld VGPRs, %ld AGPRs and %ld waves per SIMD for %s; the "
+                   "target table gives %lld\n", t->name, vg, ag, occ, key, waves);
+            CHECK_EQ(occ, waves);
+            /* The metadata's count: on CDNA the AGPRs follow the VGPRs rounded up to 4. */
+            CHECK_EQ(ag > 0 ? (vg + 3) / 4 * 4 + ag : vg, vgprs);
+        }
+    }
+    if (count) printf("%s: %zu AMD tensor-tier objects disassembled\n", t->name, count);
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     const kiln_target *t;
@@ -199,6 +333,7 @@ int main(int argc, char **argv)
     }
     CHECK_EQ(built, expected);
     CHECK_EQ(missing, 0);
+    if (t->vendor == KILN_VENDOR_AMD && st == KILN_OK) amd_tensor_objects(t, argv[2]);
     check_note_ran();
     printf("%s: %zu of %zu variants built and within limits (shared <= %lld bytes, registers "
            "<= %d, wave%d)\n",

@@ -32,27 +32,28 @@ void kiln_host_sync(void)
     kiln_mutex_unlock(g_bar.m);
 }
 
-/* One barrier per warp, and two deposit areas used in turn: a lane can write the next
+/* One barrier per wave, and two deposit areas used in turn: a lane can write the next
  * exchange's area only after the barrier of that exchange, which every lane reaches only
  * after it has read the previous one. */
 #define MAX_WARPS 32
+#define MAX_WAVE 64
 static struct {
     kiln_mutex *m;
     kiln_cond *c;
     unsigned waiting;
     unsigned long generation;
-    unsigned char slot[2][32][64];
+    unsigned char slot[2][MAX_WAVE][64];
 } g_warp[MAX_WARPS];
 static _Thread_local unsigned g_warp_turn;
 
-void kiln_host_warp_exchange(const void *mine, void *all, size_t bytes)
+void kiln_host_wave_exchange(const void *mine, void *all, size_t bytes, int wave)
 {
-    const int w = kiln_host_thread / 32, lane = kiln_host_thread % 32;
+    const int w = kiln_host_thread / wave, lane = kiln_host_thread % wave;
     const unsigned turn = g_warp_turn++ & 1u;
     memcpy(g_warp[w].slot[turn][lane], mine, bytes);
     kiln_mutex_lock(g_warp[w].m);
     unsigned long gen = g_warp[w].generation;
-    if (++g_warp[w].waiting == 32) {
+    if (++g_warp[w].waiting == (unsigned)wave) {
         g_warp[w].waiting = 0;
         ++g_warp[w].generation;
         kiln_cond_broadcast(g_warp[w].c);
@@ -60,8 +61,13 @@ void kiln_host_warp_exchange(const void *mine, void *all, size_t bytes)
         while (gen == g_warp[w].generation) kiln_cond_wait(g_warp[w].c, g_warp[w].m);
     }
     kiln_mutex_unlock(g_warp[w].m);
-    for (int i = 0; i < 32; ++i)
+    for (int i = 0; i < wave; ++i)
         memcpy((unsigned char *)all + (size_t)i * bytes, g_warp[w].slot[turn][i], bytes);
+}
+
+void kiln_host_warp_exchange(const void *mine, void *all, size_t bytes)
+{
+    kiln_host_wave_exchange(mine, all, bytes, 32);
 }
 
 typedef struct worker {
@@ -94,7 +100,9 @@ const kiln_emulated_kernel *kiln_emulated_find(const kiln_gpu_variant *v)
 {
     for (int i = 0; i < kiln_emulated_kernel_count; ++i) {
         const kiln_emulated_kernel *k = &kiln_emulated_kernels[i];
-        if (k->kind != v->kind || k->dtype != (int)v->dtype || k->tier != v->tier) continue;
+        if (k->kind != v->kind || k->dtype != (int)v->dtype || k->tier != v->tier ||
+            k->family != v->family)
+            continue;
         if (v->kind == KILN_KERNEL_ACT ? k->act == (int)v->act
                                        : k->head_dim == v->head_dim &&
                                              (v->kind == KILN_KERNEL_COMBINE ||

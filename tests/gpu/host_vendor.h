@@ -31,6 +31,8 @@ void kiln_host_sync(void);
  * of the calling thread's warp (32 consecutive threads) deposits bytes (at most 64) from
  * mine and, once all have, receives the 32 deposits in lane order in all. */
 void kiln_host_warp_exchange(const void *mine, void *all, size_t bytes);
+/* The same for waves of `wave` lanes (32 or 64: AMD's matrix instructions, kernels/wmma.h). */
+void kiln_host_wave_exchange(const void *mine, void *all, size_t bytes, int wave);
 
 #define kiln_thread_x() kiln_host_thread
 #define kiln_block_x() kiln_host_block[0]

@@ -66,20 +66,25 @@ static int32_t *cumsum(const int *lens, int64_t batch, int64_t *total)
     return cu;
 }
 
+/* Launches per emulated kernel, to prove every AMD tensor variant ran. */
+static int g_launched[1024];
+
 static int launch(const kiln_gpu_variant *v, const kiln_attn_args *a, int combine)
 {
     const kiln_emulated_kernel *k = kiln_emulated_find(v);
     unsigned grid[3], block[3];
     if (!k) return -1;
+    if (k - kiln_emulated_kernels < 1024) ++g_launched[k - kiln_emulated_kernels];
     if ((combine ? kiln_gpu_combine_grid(a, grid, block)
                  : kiln_gpu_attn_grid_for(v, a, grid, block)) != KILN_OK)
         return -1;
     return kiln_emulated_launch(k, a, grid, block);
 }
 
-/* One case on one tier; nonfinite (enum tc_nonfinite, src/testing/nonfinite.h) plants a NaN or
- * inf in the inputs, 0 none. */
-static void run_attn_nf(const attn_case *c, kiln_gpu_tier_request tier, int nonfinite)
+/* One case on one tier, the variant chosen for target; nonfinite (enum tc_nonfinite,
+ * src/testing/nonfinite.h) plants a NaN or inf in the inputs, 0 none. */
+static void run_attn_nf(const attn_case *c, kiln_gpu_tier_request tier, const char *target,
+                        int nonfinite)
 {
     const kiln_dtype dt = c->dtype;
     const int64_t B = c->batch, HQ = c->hq, HK = c->hkv, D = c->d;
@@ -92,9 +97,9 @@ static void run_attn_nf(const attn_case *c, kiln_gpu_tier_request tier, int nonf
     kiln_attention_params prm;
     kiln_attn_problem p;
 
-    check_case("attention %s%s%s (%s tier)", c->name, nonfinite ? " with " : "",
+    check_case("attention %s%s%s (%s tier, %s)", c->name, nonfinite ? " with " : "",
                tc_nonfinite_name(nonfinite),
-               tier == KILN_GPU_TIER_WANT_TENSOR ? "tensor" : "generic");
+               tier == KILN_GPU_TIER_WANT_TENSOR ? "tensor" : "generic", target);
     kiln_attention_params_init(&prm);
     prm.causal = c->causal;
     prm.window_left = c->wl;
@@ -207,7 +212,7 @@ static void run_attn_nf(const attn_case *c, kiln_gpu_tier_request tier, int nonf
         const double tol = dt == KILN_BF16 ? 8e-3 : 1e-3; /* the conformance tolerances */
         if (c->splits > 1)
             ws = malloc(kiln_split_workspace_bytes(c->splits, rows, HQ, D));
-        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find("sm_90"), tier, &var));
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find(target), tier, &var));
         CHECK_EQ(var.tier, tier == KILN_GPU_TIER_WANT_TENSOR ? KILN_GPU_TIER_ID_TENSOR
                                                              : KILN_GPU_TIER_ID_GENERIC);
         kiln_gpu_attn_args(&a, &p, c->splits, ws);
@@ -261,9 +266,9 @@ static void run_attn_nf(const attn_case *c, kiln_gpu_tier_request tier, int nonf
     free(cu_q), free(cu_k), free(bt), free(seqk);
 }
 
-static void run_attn(const attn_case *c, kiln_gpu_tier_request tier)
+static void run_attn(const attn_case *c, kiln_gpu_tier_request tier, const char *target)
 {
-    run_attn_nf(c, tier, 0);
+    run_attn_nf(c, tier, target, 0);
 }
 
 static void run_act(kiln_activation act, kiln_dtype dt, int64_t rows, int64_t d)
@@ -354,23 +359,27 @@ int main(int argc, char **argv)
         {"fixed causal d192",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 192, 21, 80, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0},
         {"prefill window d160",KILN_MODE_PAGED, 1, KILN_BF16, 3, 2, 1, 160, 0, 0, q3, k3, 0, 10, 3, 4.0f, 0, 2, 1, 0, 16},
     };
-    size_t n;
-    const kiln_target *t = kiln_target_find("sm_80"); /* every generic and tensor variant */
-    kiln_gpu_variant *all;
+    /* Every generic and NVIDIA tensor variant (sm_80), and each AMD family's tensor set. */
+    static const char *const kTargets[] = {"sm_80", "gfx1151", "gfx1201", "gfx942"};
+    static const char *const kAmd[] = {"gfx1151", "gfx1201", "gfx942"};
+    const kiln_target *t = kiln_target_find("sm_80");
     char why[256];
 
     check_case("every variant has an emulated build");
-    n = kiln_gpu_variant_list(t, NULL, 0);
-    all = malloc(n * sizeof *all);
-    kiln_gpu_variant_list(t, all, n);
-    for (size_t i = 0; i < n; ++i) {
-        char key[128];
-        kiln_gpu_variant_key(&all[i], key, sizeof key);
-        if (!kiln_emulated_find(&all[i]))
-            check_fail_(__FILE__, __LINE__, "no emulation of %s", key);
-        check_state_.checks++;
+    for (size_t ti = 0; ti < sizeof kTargets / sizeof kTargets[0]; ++ti) {
+        const kiln_target *tt = kiln_target_find(kTargets[ti]);
+        size_t n = kiln_gpu_variant_list(tt, NULL, 0);
+        kiln_gpu_variant *all = malloc(n * sizeof *all);
+        kiln_gpu_variant_list(tt, all, n);
+        for (size_t i = 0; i < n; ++i) {
+            char key[128];
+            kiln_gpu_variant_key(&all[i], key, sizeof key);
+            if (!kiln_emulated_find(&all[i]))
+                check_fail_(__FILE__, __LINE__, "no emulation of %s for %s", key, tt->name);
+            check_state_.checks++;
+        }
+        free(all);
     }
-    free(all);
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         attn_case c = cases[i];
@@ -378,8 +387,59 @@ int main(int argc, char **argv)
             c.qlens = NULL;
             c.sq = 1;
         }
-        if (do_generic) run_attn(&c, KILN_GPU_TIER_WANT_GENERIC);
-        if (do_tensor) run_attn(&c, KILN_GPU_TIER_WANT_TENSOR); /* every case: D up to 256 */
+        if (do_generic) run_attn(&c, KILN_GPU_TIER_WANT_GENERIC, "sm_90");
+        if (do_tensor) {
+            run_attn(&c, KILN_GPU_TIER_WANT_TENSOR, "sm_90"); /* every case: D up to 256 */
+            /* The AMD families take turns (the sweep below runs every variant on each). */
+            if (c.d == 64 || c.d == 128) run_attn(&c, KILN_GPU_TIER_WANT_TENSOR, kAmd[i % 3]);
+        }
+    }
+
+    /* One small case per AMD tensor variant (dtype x head dim x mask x mode) on each family,
+     * so none is left unrun; then the proof that each ran. */
+    if (do_tensor) {
+        static const int sq2[] = {13, 22}, sk2[] = {40, 9};
+        static const int pq2[] = {7, 19}, pk2[] = {50, 23};
+        /* Small enough that a block or two covers it, large enough for two key tiles,
+         * partial tiles, a GQA group of 2 and, paged, pages out of order. */
+        const kiln_dtype dts[] = {KILN_F16, KILN_BF16};
+        const int hds[] = {64, 128};
+        const kiln_attn_mode modes[] = {KILN_MODE_FIXED, KILN_MODE_VARLEN, KILN_MODE_PAGED};
+        for (int di = 0; di < 2; ++di)
+            for (int hi = 0; hi < 2; ++hi)
+                for (int mask = 0; mask < 3; ++mask)
+                    for (int mi = 0; mi < 3; ++mi) {
+                        attn_case c;
+                        memset(&c, 0, sizeof c);
+                        c.name = "variant sweep";
+                        c.mode = modes[mi];
+                        c.dtype = dts[di];
+                        c.batch = 2, c.hq = 2, c.hkv = 1, c.d = hds[hi];
+                        c.sq = 21, c.sk = 45;
+                        if (c.mode == KILN_MODE_VARLEN) c.qlens = sq2, c.klens = sk2;
+                        if (c.mode == KILN_MODE_PAGED)
+                            c.prefill = 1, c.qlens = pq2, c.klens = pk2, c.page_size = 16;
+                        c.causal = mask == 1;
+                        c.wl = mask == 2 ? 11 : -1;
+                        c.wr = mask == 2 ? 3 : mask == 1 ? 0 : -1;
+                        c.softcap = di == 1 && mi == 0 ? 4.0f : 0.0f;
+                        c.alibi = mask == 2;
+                        c.splits = mi == 2 ? 3 : 1;
+                        c.lse = 1;
+                        for (size_t ti = 0; ti < sizeof kAmd / sizeof kAmd[0]; ++ti)
+                            run_attn(&c, KILN_GPU_TIER_WANT_TENSOR, kAmd[ti]);
+                    }
+        check_case("every AMD tensor variant ran");
+        for (int i = 0; i < kiln_emulated_kernel_count; ++i) {
+            const kiln_emulated_kernel *k = &kiln_emulated_kernels[i];
+            if (k->family == 0) continue;
+            if (i >= 1024 || g_launched[i] == 0)
+                check_fail_(__FILE__, __LINE__,
+                            "family %d dtype %d d%d mask %d mode %d never ran", k->family,
+                            k->dtype, k->head_dim, k->mask, k->mode);
+            check_state_.checks++;
+        }
+        check_note_ran();
     }
 
     /* Non-finite inputs: one NaN / inf in q, k, v or the slopes, on both tiers, with and
@@ -395,8 +455,11 @@ int main(int argc, char **argv)
             for (int kind = 1; kind < TC_NF_COUNT; ++kind) {
                 attn_case c = nf[i];
                 if (tc_nonfinite_needs_full_mask(kind)) c.causal = 0, c.wl = c.wr = -1;
-                run_attn_nf(&c, KILN_GPU_TIER_WANT_GENERIC, kind);
-                run_attn_nf(&c, KILN_GPU_TIER_WANT_TENSOR, kind);
+                if (do_generic) run_attn_nf(&c, KILN_GPU_TIER_WANT_GENERIC, "sm_90", kind);
+                if (!do_tensor) continue;
+                run_attn_nf(&c, KILN_GPU_TIER_WANT_TENSOR, "sm_90", kind);
+                /* The AMD families in turn: each meets every case and most kinds. */
+                run_attn_nf(&c, KILN_GPU_TIER_WANT_TENSOR, kAmd[(i + (size_t)kind) % 3], kind);
             }
     }
 
@@ -430,10 +493,9 @@ int main(int argc, char **argv)
         p.q = NULL;
         p.head_dim = 128;
         CHECK(kiln_gpu_tensor_covers(&p, t, why, sizeof why));
-        CHECK(!kiln_gpu_tensor_covers(&p, kiln_target_find("gfx942"), why, sizeof why));
-        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find("gfx942"),
-                                                KILN_GPU_TIER_AUTO, &v));
-        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
+        CHECK(kiln_gpu_tensor_covers(&p, kiln_target_find("gfx942"), why, sizeof why));
+        CHECK(!kiln_gpu_tensor_covers(&p, NULL, why, sizeof why));
+        CHECK(strstr(why, "WMMA or MFMA") != NULL);
         p.k_stride_row = 132; /* rows 8-byte aligned only */
         CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
         p.k_stride_row = 128;

@@ -1,7 +1,8 @@
 # GPU-side tests that need no GPU:
 #  - kernel_emulation: every generic and tensor-tier kernel variant compiled as C with
-#    tests/gpu/host_vendor.h (mma.sync and shuffles emulated lane by lane) and run on CPU
-#    threads against the fp64 reference (src/core/reference.h).
+#    tests/gpu/host_vendor.h (mma.sync and shuffles emulated lane by lane; AMD WMMA / MFMA
+#    by tests/gpu/host_amd_matrix.h) and run on CPU threads against the fp64 reference
+#    (src/core/reference.h).
 #  - compile_matrix_*: NVRTC and clang compile every variant (generic, and tensor on NVIDIA)
 #    for the CI targets and check each object's resources against the target table (see
 #    compile_matrix.c).
@@ -12,11 +13,13 @@ set(KILN_EMU_SOURCES "")
 set(KILN_EMU_DECLS "")
 set(KILN_EMU_TABLE "")
 set(KILN_EMU_N 0)
-macro(kiln_emu_variant file entry kind dtype hd mask mode act tier)
+macro(kiln_emu_variant file entry kind dtype hd mask mode act tier family)
   set(fn kiln_host_k${KILN_EMU_N})
   set(src ${KILN_EMU_DIR}/${fn}.c)
   file(CONFIGURE OUTPUT ${src} CONTENT
 "#define KILN_HOST_VENDOR_H \"host_vendor.h\"
+#define KILN_HOST_AMD_MATRIX_H \"host_amd_matrix.h\"
+#define KILN_WM_FAMILY ${family}
 #define KILN_DTYPE ${dtype}
 #define KILN_HEAD_DIM ${hd}
 #define KILN_MASK ${mask}
@@ -28,10 +31,10 @@ macro(kiln_emu_variant file entry kind dtype hd mask mode act tier)
   list(APPEND KILN_EMU_SOURCES ${src})
   if(kind STREQUAL "KILN_KERNEL_ACT")
     string(APPEND KILN_EMU_DECLS "void ${fn}(kiln_act_args a);\n")
-    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, NULL, ${fn}},\n")
+    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, ${family}, NULL, ${fn}},\n")
   else()
     string(APPEND KILN_EMU_DECLS "void ${fn}(kiln_attn_args a);\n")
-    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, ${fn}, NULL},\n")
+    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, ${family}, ${fn}, NULL},\n")
   endif()
   math(EXPR KILN_EMU_N "${KILN_EMU_N} + 1")
 endmacro()
@@ -40,23 +43,29 @@ foreach(dtype 1 2)
   foreach(hd 64 128 256)
     foreach(mask 0 1 2)
       foreach(mode 0 1 2)
-        kiln_emu_variant(attention.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 0)
+        kiln_emu_variant(attention.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 0 0)
+        if(NOT hd EQUAL 256)
+          # AMD: WMMA gfx11 (2), WMMA gfx12 (3), MFMA (4), kernels/attention_wmma.h
+          foreach(family 2 3 4)
+            kiln_emu_variant(attention_wmma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1 ${family})
+          endforeach()
+        endif()
       endforeach()
     endforeach()
-    kiln_emu_variant(combine.cu kiln_attn_combine KILN_KERNEL_COMBINE ${dtype} ${hd} 0 0 0 0)
+    kiln_emu_variant(combine.cu kiln_attn_combine KILN_KERNEL_COMBINE ${dtype} ${hd} 0 0 0 0 0)
   endforeach()
   # The tensor tier's head dims (kernels/attention_mma.h).
   foreach(hd 32 64 80 96 128 160 192 256)
     foreach(mask 0 1 2)
       foreach(mode 0 1 2)
-        kiln_emu_variant(attention_mma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1)
+        kiln_emu_variant(attention_mma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1 0)
       endforeach()
     endforeach()
   endforeach()
 endforeach()
 foreach(act 0 1 2)
   foreach(dtype 0 1 2)
-    kiln_emu_variant(activation.cu kiln_act_and_mul KILN_KERNEL_ACT ${dtype} 0 0 0 ${act} 0)
+    kiln_emu_variant(activation.cu kiln_act_and_mul KILN_KERNEL_ACT ${dtype} 0 0 0 ${act} 0 0)
   endforeach()
 endforeach()
 file(CONFIGURE OUTPUT ${KILN_EMU_DIR}/emulated_kernels.c CONTENT
@@ -83,8 +92,10 @@ if(KILN_HAVE_FLOAT16_TLS)
     ${PROJECT_SOURCE_DIR}/kernels ${PROJECT_SOURCE_DIR}/tests ${CMAKE_CURRENT_LIST_DIR})
   target_compile_options(test_kernel_emulation PRIVATE ${KILN_WARNINGS})
   if(NOT MSVC)
-    # Device code carries `#pragma unroll` for the GPU compilers.
-    set_source_files_properties(${KILN_EMU_SOURCES} PROPERTIES COMPILE_OPTIONS -Wno-unknown-pragmas)
+    # Device code carries `#pragma unroll` for the GPU compilers; the AMD fragments are
+    # vector types passed between inline functions, whose ABI does not matter here.
+    set_source_files_properties(${KILN_EMU_SOURCES} PROPERTIES COMPILE_OPTIONS
+      "-Wno-unknown-pragmas;-Wno-psabi")
   endif()
   if(MINGW)
     target_compile_definitions(test_kernel_emulation PRIVATE __USE_MINGW_ANSI_STDIO=1)
@@ -110,6 +121,8 @@ set(KILN_COMPILE_MATRIX_OPTIONAL "gfx950" CACHE STRING
 set(KILN_COMPILE_MATRIX_FILTER "" CACHE STRING "Variant-key substring the compile matrix builds")
 if(KILN_COMPILE_MATRIX AND NOT CMAKE_CROSSCOMPILING)
   find_program(KILN_CLANG_EXECUTABLE NAMES clang-19 clang-20 clang-18 clang)
+  find_program(KILN_OBJDUMP_EXECUTABLE NAMES llvm-objdump-19 llvm-objdump-20 llvm-objdump-18
+    llvm-objdump)
   set(clang_version "no clang")
   if(KILN_CLANG_EXECUTABLE)
     execute_process(COMMAND ${KILN_CLANG_EXECUTABLE} --version OUTPUT_VARIABLE clang_out
@@ -132,6 +145,9 @@ if(KILN_COMPILE_MATRIX AND NOT CMAKE_CROSSCOMPILING)
     string(REPLACE ";" "," env "${env}")
     if(KILN_CLANG_EXECUTABLE)
       list(APPEND env "KILN_CLANG=${KILN_CLANG_EXECUTABLE}")
+    endif()
+    if(KILN_OBJDUMP_EXECUTABLE)
+      list(APPEND env "KILN_OBJDUMP=${KILN_OBJDUMP_EXECUTABLE}")
     endif()
     set_tests_properties(compile_matrix_${target} PROPERTIES LABELS "compile-matrix"
       SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT "${env}")
