@@ -24,6 +24,9 @@
  * kiln_ldmatrix_x4_trans(r, row): four 8 x 8 16-bit matrices from shared memory, lane
  * 8i + j giving the address of row j of matrix i; r[i] holds matrix i transposed in the
  * B-fragment layout: M_i[2t][g] in the low half and M_i[2t+1][g] in the high half.
+ * kiln_movmatrix_trans(r): movmatrix.sync.aligned.m8n8.trans.b16 (sm_75+): the 8 x 8 16-bit
+ * matrix whose row g, columns 2t..2t+1 lane (g, t) holds in r, transposed: the result in
+ * lane (g, t) is M[2t][g] (low half) and M[2t+1][g] (high half).
  * kiln_grid_x(): the grid's x size.
  * Every lane of the warp must make each call (warp-uniform control flow).
  */
@@ -102,6 +105,16 @@ KILN_DEV kiln_u32 kiln_pack2(float lo, float hi)
     return (kiln_u32)kiln_f32_to_elem(lo) | ((kiln_u32)kiln_f32_to_elem(hi) << 16);
 }
 
+KILN_DEV kiln_u32 kiln_movmatrix_trans(kiln_u32 r)
+{
+    kiln_u32 all[32];
+    const int lane = kiln_thread_x() % 32, g = lane / 4, t = lane % 4;
+    kiln_host_warp_exchange(&r, all, sizeof r);
+    /* M[row][col] is half col % 2 of lane 4 row + col / 2. */
+    return ((all[8 * t + g / 2] >> (16 * (g % 2))) & 0xffffu) |
+           (((all[8 * t + 4 + g / 2] >> (16 * (g % 2))) & 0xffffu) << 16);
+}
+
 KILN_DEV float kiln_half_f32(kiln_u32 r, int hi)
 {
     return kiln_elem_to_f32((kiln_elem)(hi ? r >> 16 : r & 0xffffu));
@@ -175,6 +188,13 @@ KILN_DEV void kiln_ldmatrix_x4_trans(kiln_u32 r[4], const kiln_elem *row)
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(kiln_smem_addr(row))
                  : "memory");
+}
+
+KILN_DEV kiln_u32 kiln_movmatrix_trans(kiln_u32 r)
+{
+    kiln_u32 d;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(d) : "r"(r));
+    return d;
 }
 
 KILN_DEV kiln_u32 kiln_pack2(float lo, float hi)

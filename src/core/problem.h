@@ -84,7 +84,8 @@ typedef struct kiln_act_problem {
 
 /* Split-KV planning shared by every backend and by kiln_attention_workspace_size():
  * partial outputs are fp32 [splits, rows_q, heads_q, head_dim] followed by fp32 LSE
- * [splits, rows_q, heads_q]. */
+ * [splits, rows_q, heads_q], then (GPU decode kernel) 8-byte arrival counters
+ * [rows_q, heads_q] from the next 8-byte boundary. */
 size_t kiln_split_workspace_bytes(int32_t splits, int64_t rows_q, int64_t heads_q,
                                   int64_t head_dim);
 

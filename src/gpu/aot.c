@@ -54,6 +54,7 @@ static int32_t block_threads(const kiln_gpu_variant *v)
 {
     return v->kind == KILN_KERNEL_ATTN      ? KILN_ATTN_THREADS
            : v->kind == KILN_KERNEL_COMBINE ? KILN_COMBINE_THREADS
+           : v->kind == KILN_KERNEL_DECODE  ? KILN_DECODE_THREADS
                                             : KILN_ACT_THREADS;
 }
 

@@ -201,6 +201,29 @@ static void gpu_free(void *state)
     free(s);
 }
 
+/* Decode-shaped calls (kernels/decode.cu): a block per 8 rows of one KV head and split.
+ * Split until the grid has KILN_DECODE_BLOCKS_PER_CU blocks per compute unit, so the
+ * last, partly filled wave costs little, keeping at least KILN_DECODE_MIN_KEYS keys per
+ * split (a block's four warps then stream four or more steps each). Powers of two, like
+ * the other kernels' choice. */
+#define KILN_DECODE_BLOCKS_PER_CU 4
+#define KILN_DECODE_MIN_KEYS 256
+static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
+                             int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv)
+{
+    const int64_t group = heads_kv > 0 ? heads_q / heads_kv : 1;
+    const int64_t row_blocks = (max_seqlen_q * group + KILN_DECODE_ROWS - 1) / KILN_DECODE_ROWS;
+    const int64_t blocks = batch * (heads_kv > 0 ? heads_kv : 1) * row_blocks;
+    const int64_t want =
+        KILN_DECODE_BLOCKS_PER_CU * (int64_t)(s->info.compute_units > 0 ? s->info.compute_units : 1);
+    int64_t splits = 1;
+    if (blocks <= 0) return 1;
+    while (blocks * splits < want && splits * 2 * KILN_DECODE_MIN_KEYS <= max_seqlen_k &&
+           splits < 64)
+        splits *= 2;
+    return (int32_t)splits;
+}
+
 /* Split the keys until the grid has about two blocks per compute unit (one wave with room
  * for imbalance), keeping at least 256 keys per split so the combine stays cheap. */
 static int32_t gpu_choose_splits(void *state, int64_t batch, int64_t max_seqlen_q,
@@ -209,6 +232,8 @@ static int32_t gpu_choose_splits(void *state, int64_t batch, int64_t max_seqlen_
 {
     gpu_state *s = state;
     (void)head_dim;
+    if (kiln_gpu_decode_shaped(max_seqlen_q, heads_q, heads_kv))
+        return decode_splits(s, batch, max_seqlen_q, max_seqlen_k, heads_q, heads_kv);
     /* A block's rows are (query, head) pairs of the query heads sharing one KV head, so
      * blocks count per KV head: decode with 4 query heads per KV head fills one block, not
      * four (counting query heads chose 2 splits where 4-8 doubled an H200's bandwidth). */
@@ -279,12 +304,14 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     kiln_status st;
 
     KILN_FORWARD(kiln_gpu_variant_for_attn_on(p, kiln_target_find(s->info.target), &v));
-    if (splits > 1) KILN_FORWARD(kiln_gpu_variant_for_combine(p->dtype, p->head_dim, &vc));
+    /* The decode kernel merges its splits itself. */
+    const int combine_launch = splits > 1 && v.kind != KILN_KERNEL_DECODE;
+    if (combine_launch) KILN_FORWARD(kiln_gpu_variant_for_combine(p->dtype, p->head_dim, &vc));
     KILN_FORWARD(s->drv->make_current(s->dev));
 
     kiln_mutex_lock(s->mutex);
     st = kernel_for(s, &v, &fn);
-    if (st == KILN_OK && splits > 1) st = kernel_for(s, &vc, &combine);
+    if (st == KILN_OK && combine_launch) st = kernel_for(s, &vc, &combine);
     if (st == KILN_OK && splits > 1) {
         size_t need = kiln_split_workspace_bytes(splits, p->rows_q, p->heads_q, p->head_dim);
         if (p->workspace)
@@ -301,7 +328,7 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     if (st == KILN_OK && !grid_empty(grid)) {
         void *args[] = {&a};
         st = s->drv->launch(fn, grid, block, 0, p->stream, args);
-        if (st == KILN_OK && splits > 1) {
+        if (st == KILN_OK && combine_launch) {
             st = kiln_gpu_combine_grid(&a, grid, block);
             if (st == KILN_OK && !grid_empty(grid))
                 st = s->drv->launch(combine, grid, block, 0, p->stream, args);

@@ -66,6 +66,8 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                                               kTensorHeadDims[d], kMasks[m], kModes[o],
                                               KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR};
                         put(out, cap, &n, v);
+                        v.kind = KILN_KERNEL_DECODE;
+                        put(out, cap, &n, v);
                     }
     return n;
 }
@@ -150,8 +152,17 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
     if (covered) {
         v->head_dim = (int32_t)p->head_dim;
         v->tier = KILN_GPU_TIER_ID_TENSOR;
+        if (kiln_gpu_decode_shaped(p->seqlen_q, p->heads_q, p->heads_kv))
+            v->kind = KILN_KERNEL_DECODE;
     }
     return KILN_OK;
+}
+
+int kiln_gpu_decode_shaped(int64_t seqlen_q, int64_t heads_q, int64_t heads_kv)
+{
+    const int64_t group = heads_kv > 0 ? heads_q / heads_kv : 1;
+    return seqlen_q >= 1 && seqlen_q <= KILN_DECODE_MAX_Q &&
+           seqlen_q * group <= KILN_DECODE_MAX_ROWS;
 }
 
 kiln_status kiln_gpu_variant_for_attn_on(const kiln_attn_problem *p, const kiln_target *t,
@@ -203,7 +214,7 @@ kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,
 
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
 {
-    if (v->kind == KILN_KERNEL_ATTN) {
+    if (v->kind == KILN_KERNEL_ATTN || v->kind == KILN_KERNEL_DECODE) {
         /* The key is built from a problem shaped like the variant, so the mask names come
          * from the one definition in src/core/variant.c. */
         kiln_attn_problem p;
@@ -221,6 +232,11 @@ void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
             p.window_right = 0;
         }
         kiln_variant_key_attn(buf, cap, &p, kiln_gpu_variant_tier_name(v));
+        if (v->kind == KILN_KERNEL_DECODE && strncmp(buf, "attn_fwd.", 9) == 0) {
+            char rest[128];
+            snprintf(rest, sizeof rest, "%s", buf + 9);
+            snprintf(buf, cap, "attn_decode.%s", rest);
+        }
     } else if (v->kind == KILN_KERNEL_COMBINE) {
         kiln_variant_key_combine(buf, cap, v->dtype, v->head_dim, KILN_GPU_TIER_GENERIC);
     } else {
@@ -235,6 +251,7 @@ const char *kiln_gpu_variant_file(const kiln_gpu_variant *v)
         return v->tier == KILN_GPU_TIER_ID_TENSOR ? "attention_mma.cu" : "attention.cu";
     case KILN_KERNEL_COMBINE: return "combine.cu";
     case KILN_KERNEL_ACT: return "activation.cu";
+    case KILN_KERNEL_DECODE: return "decode.cu";
     }
     return "?";
 }
@@ -245,6 +262,7 @@ const char *kiln_gpu_variant_kernel(const kiln_gpu_variant *v)
     case KILN_KERNEL_ATTN: return "kiln_attn_fwd";
     case KILN_KERNEL_COMBINE: return "kiln_attn_combine";
     case KILN_KERNEL_ACT: return "kiln_act_and_mul";
+    case KILN_KERNEL_DECODE: return "kiln_attn_decode";
     }
     return "?";
 }
@@ -258,7 +276,7 @@ int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *s)
         snprintf(s->text[n++], sizeof s->text[0], "-DKILN_ACT=%d", (int)v->act);
     } else {
         snprintf(s->text[n++], sizeof s->text[0], "-DKILN_HEAD_DIM=%d", (int)v->head_dim);
-        if (v->kind == KILN_KERNEL_ATTN) {
+        if (v->kind == KILN_KERNEL_ATTN || v->kind == KILN_KERNEL_DECODE) {
             snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MASK=%d", (int)v->mask);
             snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MODE=%d", (int)v->mode);
         }
@@ -375,6 +393,15 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
 {
     const int64_t group = a->heads_kv > 0 ? a->heads_q / a->heads_kv : 1;
     KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
+    if (v->kind == KILN_KERNEL_DECODE) {
+        const int64_t row_blocks =
+            (a->seqlen_q * group + KILN_DECODE_ROWS - 1) / KILN_DECODE_ROWS;
+        KILN_FORWARD(fit("decode attention", "x (row blocks x splits)",
+                         row_blocks * a->num_splits, GRID_X_MAX, &grid[0]));
+        KILN_FORWARD(fit("decode attention", "z (batch)", a->batch, GRID_YZ_MAX, &grid[2]));
+        block[0] = KILN_DECODE_THREADS;
+        return KILN_OK;
+    }
     if (v->tier == KILN_GPU_TIER_ID_TENSOR)
         KILN_FORWARD(fit("attention", "x (query tiles)",
                          (a->seqlen_q * group + KILN_ATTN_TENSOR_BLOCK_Q - 1) /

@@ -19,6 +19,13 @@
  *              split-KV too, the generic combine merging its partial outputs. It runs a
  *              problem when head_dim is 64 or 128 and K / V can be read 16 bytes at a
  *              time; everything else stays on the generic tier.
+ * Decode (NVIDIA sm_80 and later, kernels/decode.cu): attention for decode-shaped calls,
+ *              dtype {f16, bf16} x head dim {64, 128} x mask x mode, keyed
+ *              attn_decode.<dtype>.d<D>.<mask>.<mode>.tensor. It runs a call the tensor tier
+ *              covers whose seqlen_q (max_seqlen_q when packed) is 1 to KILN_DECODE_MAX_Q
+ *              and whose seqlen_q x (heads_q / heads_kv) is at most KILN_DECODE_MAX_ROWS
+ *              (kernels/decode.h), under KILN_GPU_TIER auto or tensor; its split-KV merge
+ *              is part of the kernel (no combine launch).
  * KILN_GPU_TIER=auto|generic|tensor picks the tier (auto: tensor where it covers the
  * problem on the target, else generic; tensor: KILN_UNSUPPORTED saying why when it does
  * not cover it).
@@ -33,12 +40,14 @@
 #include "problem.h"
 #include "../../kernels/kiln_args.h"
 #include "../../kernels/attention_mma.h"
+#include "../../kernels/decode.h"
 #include "targets.h"
 
 typedef enum kiln_kernel_kind {
     KILN_KERNEL_ATTN = 0,
     KILN_KERNEL_COMBINE = 1,
-    KILN_KERNEL_ACT = 2
+    KILN_KERNEL_ACT = 2,
+    KILN_KERNEL_DECODE = 3 /* attention by kernels/decode.cu (tensor tier) */
 } kiln_kernel_kind;
 
 typedef struct kiln_gpu_variant {
@@ -87,6 +96,9 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
  * why. */
 int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
                            size_t cap);
+/* Whether a call of this shape is decode-shaped (kernels/decode.h): seqlen_q the dense
+ * length or the longest packed sequence. */
+int kiln_gpu_decode_shaped(int64_t seqlen_q, int64_t heads_q, int64_t heads_kv);
 kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
                                          kiln_gpu_variant *v);
 kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,

@@ -54,7 +54,15 @@ typedef struct attn_case {
     float softcap;
     int alibi, splits, lse, permuted;
     int64_t page_size;
+    int decode_only; /* long cases for the decode kernel: not run on the other kernels */
 } attn_case;
+
+static int64_t max_of(const int *v, int64_t n)
+{
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; ++i) m = v[i] > m ? v[i] : m;
+    return m;
+}
 
 static int32_t *cumsum(const int *lens, int64_t batch, int64_t *total)
 {
@@ -76,8 +84,15 @@ static int launch(const kiln_gpu_variant *v, const kiln_attn_args *a, int combin
     return kiln_emulated_launch(k, a, grid, block);
 }
 
-static void run_attn(const attn_case *c, kiln_gpu_tier_request tier)
+/* Which kernel a case runs on: the generic tier, the tensor tier's attention kernel, or
+ * the decode kernel (what the tensor tier picks for decode-shaped calls). */
+enum { RUN_GENERIC, RUN_TENSOR, RUN_DECODE };
+static const char *const kRunName[] = {"generic", "tensor", "decode"};
+
+static void run_attn(const attn_case *c, int which)
 {
+    const kiln_gpu_tier_request tier =
+        which == RUN_GENERIC ? KILN_GPU_TIER_WANT_GENERIC : KILN_GPU_TIER_WANT_TENSOR;
     const kiln_dtype dt = c->dtype;
     const int64_t B = c->batch, HQ = c->hq, HK = c->hkv, D = c->d;
     int64_t total_q = 0, total_k = 0, max_q = c->sq, max_k = c->sk;
@@ -89,8 +104,7 @@ static void run_attn(const attn_case *c, kiln_gpu_tier_request tier)
     kiln_attention_params prm;
     kiln_attn_problem p;
 
-    check_case("attention %s (%s tier)", c->name,
-               tier == KILN_GPU_TIER_WANT_TENSOR ? "tensor" : "generic");
+    check_case("attention %s (%s)", c->name, kRunName[which]);
     kiln_attention_params_init(&prm);
     prm.causal = c->causal;
     prm.window_left = c->wl;
@@ -195,14 +209,28 @@ static void run_attn(const attn_case *c, kiln_gpu_tier_request tier)
         double *ref_l = calloc((size_t)(rows * HQ + 1), sizeof(double));
         void *ws = NULL;
         const double tol = dt == KILN_BF16 ? 8e-3 : 1e-3; /* the conformance tolerances */
-        if (c->splits > 1)
-            ws = malloc(kiln_split_workspace_bytes(c->splits, rows, HQ, D));
+        const size_t ws_bytes = kiln_split_workspace_bytes(c->splits, rows, HQ, D);
+        if (c->splits > 1) {
+            /* Uninitialised on purpose: the decode kernel's counters must not need zeros. */
+            ws = malloc(ws_bytes);
+            memset(ws, 0xa5, ws_bytes);
+        }
         CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find("sm_90"), tier, &var));
         CHECK_EQ(var.tier, tier == KILN_GPU_TIER_WANT_TENSOR ? KILN_GPU_TIER_ID_TENSOR
                                                              : KILN_GPU_TIER_ID_GENERIC);
+        CHECK_EQ(var.kind == KILN_KERNEL_DECODE,
+                 tier == KILN_GPU_TIER_WANT_TENSOR &&
+                     kiln_gpu_decode_shaped(p.seqlen_q, p.heads_q, p.heads_kv));
+        if (which == RUN_TENSOR) var.kind = KILN_KERNEL_ATTN;
+        CHECK_EQ(var.kind == KILN_KERNEL_DECODE, which == RUN_DECODE);
         kiln_gpu_attn_args(&a, &p, c->splits, ws);
-        CHECK_EQ(launch(&var, &a, 0), 0);
-        if (c->splits > 1) {
+        /* The decode kernel runs twice on one workspace: its last block of each split group
+         * must leave the counters ready for the next call (a graph replay). */
+        for (int rep = 0; rep < (which == RUN_DECODE && c->splits > 1 ? 2 : 1); ++rep) {
+            if (rep) memset(od, 0x7f, (size_t)(rows * HQ * D) * kiln_dtype_size(dt));
+            CHECK_EQ(launch(&var, &a, 0), 0);
+        }
+        if (c->splits > 1 && which != RUN_DECODE) {
             CHECK_OK(kiln_gpu_variant_for_combine(dt, D, &comb));
             CHECK_EQ(launch(&comb, &a, 1), 0);
         }
@@ -303,35 +331,51 @@ int main(void)
     static const int q4[] = {5, 0, 37, 16}, k4[] = {40, 7, 0, 70};
     static const int q3[] = {3, 1, 20}, k3[] = {100, 33, 20};
     static const int ones[] = {1, 1, 1}, kd[] = {130, 17, 64};
+    static const int kl3[] = {300, 17, 640}, kl2[] = {200, 90}, kl1[] = {1500};
+    static const int dq3[] = {1, 0, 3}, dk3[] = {100, 0, 50};
+    static const int dq3b[] = {2, 1, 0}, dk3b[] = {64, 150, 0};
     const attn_case cases[] = {
-        /* name                mode            pf dtype      B HQ HK  D   sq  sk  ql  kl  ca  wl  wr  cap alibi spl lse perm page */
-        {"fixed full d64",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 33, 45, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0},
-        {"fixed causal q>k",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 72, 40, 19, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
-        {"fixed causal d8",    KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 8, 17, 50, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
-        {"fixed window perm",  KILN_MODE_FIXED, 0, KILN_F16, 1, 3, 3, 128, 24, 70, 0, 0, 0, 9, 4, 0, 0, 1, 1, 1, 0},
-        {"fixed softcap alibi",KILN_MODE_FIXED, 0, KILN_BF16, 1, 4, 1, 136, 18, 35, 0, 0, 1, -1, 0, 5.0f, 1, 1, 1, 0, 0},
-        {"fixed d256 split",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 256, 20, 90, 0, 0, 0, -1, -1, 0, 0, 3, 1, 0, 0},
-        {"fixed causal split", KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 64, 9, 100, 0, 0, 1, 20, 0, 0, 0, 4, 1, 0, 0},
-        {"fixed sk=0",         KILN_MODE_FIXED, 0, KILN_F16, 1, 1, 1, 32, 5, 0, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0},
-        {"varlen causal",      KILN_MODE_VARLEN, 0, KILN_BF16, 4, 4, 2, 64, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 0},
-        {"varlen full split",  KILN_MODE_VARLEN, 0, KILN_F16, 4, 2, 2, 96, 0, 0, q4, k4, 0, -1, -1, 0, 0, 3, 1, 0, 0},
-        {"varlen window",      KILN_MODE_VARLEN, 0, KILN_BF16, 3, 6, 3, 40, 0, 0, q3, k3, 0, 12, 3, 2.5f, 1, 2, 1, 0, 0},
-        {"paged decode",       KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 128, 1, 0, 0, kd, 0, -1, -1, 0, 0, 1, 1, 0, 16},
-        {"paged decode split", KILN_MODE_PAGED, 0, KILN_F16, 3, 4, 4, 64, 2, 0, 0, kd, 1, -1, 0, 0, 0, 5, 1, 0, 8},
-        {"paged decode 1tok",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 2, 1, 256, 0, 0, ones, kd, 1, -1, 0, 0, 1, 3, 1, 0, 32},
-        {"batch prefill",      KILN_MODE_PAGED, 1, KILN_F16, 3, 4, 2, 64, 0, 0, q3, k3, 1, -1, 0, 0, 0, 1, 1, 0, 16},
-        {"batch prefill split",KILN_MODE_PAGED, 1, KILN_BF16, 4, 2, 1, 48, 0, 0, q4, k4, 0, 30, 2, 0, 0, 2, 1, 0, 4},
-        {"no lse",             KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 2, 64, 16, 16, 0, 0, 1, -1, 0, 0, 0, 1, 0, 0, 0},
+        /* name                mode            pf dtype      B HQ HK  D   sq  sk  ql  kl  ca  wl  wr  cap alibi spl lse perm page dec */
+        {"fixed full d64",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 33, 45, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0, 0},
+        {"fixed causal q>k",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 72, 40, 19, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"fixed causal d8",    KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 8, 17, 50, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"fixed window perm",  KILN_MODE_FIXED, 0, KILN_F16, 1, 3, 3, 128, 24, 70, 0, 0, 0, 9, 4, 0, 0, 1, 1, 1, 0, 0},
+        {"fixed softcap alibi",KILN_MODE_FIXED, 0, KILN_BF16, 1, 4, 1, 136, 18, 35, 0, 0, 1, -1, 0, 5.0f, 1, 1, 1, 0, 0, 0},
+        {"fixed d256 split",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 256, 20, 90, 0, 0, 0, -1, -1, 0, 0, 3, 1, 0, 0, 0},
+        {"fixed causal split", KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 64, 9, 100, 0, 0, 1, 20, 0, 0, 0, 4, 1, 0, 0, 0},
+        {"fixed sk=0",         KILN_MODE_FIXED, 0, KILN_F16, 1, 1, 1, 32, 5, 0, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0, 0},
+        {"varlen causal",      KILN_MODE_VARLEN, 0, KILN_BF16, 4, 4, 2, 64, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"varlen full split",  KILN_MODE_VARLEN, 0, KILN_F16, 4, 2, 2, 96, 0, 0, q4, k4, 0, -1, -1, 0, 0, 3, 1, 0, 0, 0},
+        {"varlen window",      KILN_MODE_VARLEN, 0, KILN_BF16, 3, 6, 3, 40, 0, 0, q3, k3, 0, 12, 3, 2.5f, 1, 2, 1, 0, 0, 0},
+        {"paged decode",       KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 128, 1, 0, 0, kd, 0, -1, -1, 0, 0, 1, 1, 0, 16, 0},
+        {"paged decode split", KILN_MODE_PAGED, 0, KILN_F16, 3, 4, 4, 64, 2, 0, 0, kd, 1, -1, 0, 0, 0, 5, 1, 0, 8, 0},
+        {"paged decode 1tok",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 2, 1, 256, 0, 0, ones, kd, 1, -1, 0, 0, 1, 3, 1, 0, 32, 0},
+        {"batch prefill",      KILN_MODE_PAGED, 1, KILN_F16, 3, 4, 2, 64, 0, 0, q3, k3, 1, -1, 0, 0, 0, 1, 1, 0, 16, 0},
+        {"batch prefill split",KILN_MODE_PAGED, 1, KILN_BF16, 4, 2, 1, 48, 0, 0, q4, k4, 0, 30, 2, 0, 0, 2, 1, 0, 4, 0},
+        {"no lse",             KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 2, 64, 16, 16, 0, 0, 1, -1, 0, 0, 0, 1, 0, 0, 0, 0},
         /* GQA groups that straddle block tiles (6 and 5 heads per KV head, 16 rows a block). */
-        {"gqa 6 causal alibi", KILN_MODE_FIXED, 0, KILN_F16, 2, 12, 2, 64, 11, 30, 0, 0, 1, 4, 0, 0, 1, 1, 1, 0, 0},
-        {"mqa 5 window split", KILN_MODE_VARLEN, 0, KILN_BF16, 3, 5, 1, 32, 0, 0, q3, k3, 0, 7, 2, 3.0f, 1, 3, 1, 0, 0},
-        {"gqa 8 decode split", KILN_MODE_PAGED, 0, KILN_BF16, 3, 16, 2, 128, 2, 0, 0, kd, 1, -1, 0, 0, 1, 4, 1, 0, 16},
-        {"gqa 3 prefill",      KILN_MODE_PAGED, 1, KILN_F16, 4, 6, 2, 80, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 8},
+        {"gqa 6 causal alibi", KILN_MODE_FIXED, 0, KILN_F16, 2, 12, 2, 64, 11, 30, 0, 0, 1, 4, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"mqa 5 window split", KILN_MODE_VARLEN, 0, KILN_BF16, 3, 5, 1, 32, 0, 0, q3, k3, 0, 7, 2, 3.0f, 1, 3, 1, 0, 0, 0},
+        {"gqa 8 decode split", KILN_MODE_PAGED, 0, KILN_BF16, 3, 16, 2, 128, 2, 0, 0, kd, 1, -1, 0, 0, 1, 4, 1, 0, 16, 0},
+        {"gqa 3 prefill",      KILN_MODE_PAGED, 1, KILN_F16, 4, 6, 2, 80, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 8, 0},
         /* Several query blocks and key tiles of the tensor kernel (64 x 64). */
-        {"long causal d128",   KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 150, 200, 0, 0, 1, -1, 0, 4.0f, 1, 1, 1, 0, 0},
-        {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0},
-        {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
-        {"sk=0 d128 split",    KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 5, 0, 0, 0, 0, -1, -1, 0, 0, 2, 1, 0, 0},
+        {"long causal d128",   KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 150, 200, 0, 0, 1, -1, 0, 4.0f, 1, 1, 1, 0, 0, 0},
+        {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0, 0},
+        {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"sk=0 d128 split",    KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 5, 0, 0, 0, 0, -1, -1, 0, 0, 2, 1, 0, 0, 0},
+        /* Decode kernel: long caches over many 16-key steps, pages of 16 and 64 (one table
+         * lookup a step) and of 8 (a lookup a key), split groups merged by their last
+         * block, GQA groups of 1 to 8, up to 8 queries (8 row blocks of 8 rows). */
+        {"dec dense gqa4",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 8, 2, 128, 1, 700, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0, 1},
+        {"dec dense split",    KILN_MODE_FIXED, 0, KILN_F16, 2, 8, 2, 128, 1, 1001, 0, 0, 0, -1, -1, 0, 0, 5, 1, 0, 0, 1},
+        {"dec paged16 split",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 128, 1, 0, 0, kl3, 0, -1, -1, 0, 0, 4, 1, 0, 16, 1},
+        {"dec paged64 sq4",    KILN_MODE_PAGED, 0, KILN_F16, 3, 8, 2, 64, 4, 0, 0, kl3, 1, -1, 0, 0, 0, 3, 1, 0, 64, 1},
+        {"dec paged8 window",  KILN_MODE_PAGED, 0, KILN_BF16, 2, 16, 2, 128, 1, 0, 0, kl2, 0, 50, 0, 5.0f, 1, 2, 1, 0, 8, 1},
+        {"dec mqa sq8 causal", KILN_MODE_FIXED, 0, KILN_BF16, 1, 8, 1, 64, 8, 333, 0, 0, 1, -1, 0, 0, 1, 2, 1, 0, 0, 1},
+        {"dec varlen",         KILN_MODE_VARLEN, 0, KILN_F16, 3, 4, 4, 128, 0, 0, dq3, dk3, 0, -1, -1, 0, 0, 3, 1, 0, 0, 1},
+        {"dec batch prefill",  KILN_MODE_PAGED, 1, KILN_BF16, 3, 8, 2, 128, 0, 0, dq3b, dk3b, 1, -1, 0, 0, 0, 2, 1, 0, 16, 1},
+        {"dec window sq3",     KILN_MODE_FIXED, 0, KILN_F16, 1, 8, 2, 128, 3, 500, 0, 0, 0, 100, 20, 0, 0, 4, 1, 1, 0, 1},
+        {"dec many splits",    KILN_MODE_PAGED, 0, KILN_BF16, 1, 4, 1, 64, 1, 0, 0, kl1, 0, -1, -1, 0, 1, 16, 0, 0, 64, 1},
     };
     size_t n;
     const kiln_target *t = kiln_target_find("sm_80"); /* every generic and tensor variant */
@@ -357,8 +401,12 @@ int main(void)
             c.qlens = NULL;
             c.sq = 1;
         }
-        run_attn(&c, KILN_GPU_TIER_WANT_GENERIC);
-        if (c.d == 64 || c.d == 128) run_attn(&c, KILN_GPU_TIER_WANT_TENSOR);
+        if (!c.decode_only) run_attn(&c, RUN_GENERIC);
+        if (c.d == 64 || c.d == 128) {
+            const int64_t sq = c.qlens ? max_of(c.qlens, c.batch) : c.sq;
+            if (!c.decode_only) run_attn(&c, RUN_TENSOR);
+            if (kiln_gpu_decode_shaped(sq, c.hq, c.hkv)) run_attn(&c, RUN_DECODE);
+        }
     }
 
     check_case("tier choice");

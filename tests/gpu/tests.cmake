@@ -1,6 +1,7 @@
 # GPU-side tests that need no GPU:
-#  - kernel_emulation: every generic and tensor-tier kernel variant compiled as C with
-#    tests/gpu/host_vendor.h (mma.sync and shuffles emulated lane by lane) and run on CPU
+#  - kernel_emulation: every generic and tensor-tier kernel variant (the decode kernel's too)
+#    compiled as C with tests/gpu/host_vendor.h (mma.sync, movmatrix and shuffles emulated
+#    lane by lane) and run on CPU
 #    threads against the fp64 reference (src/core/reference.h).
 #  - compile_matrix_*: NVRTC and clang compile every variant (generic, and tensor on NVIDIA)
 #    for the CI targets and check each object's resources against the target table (see
@@ -43,6 +44,7 @@ foreach(dtype 1 2)
         kiln_emu_variant(attention.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 0)
         if(NOT hd EQUAL 256)
           kiln_emu_variant(attention_mma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1)
+          kiln_emu_variant(decode.cu kiln_attn_decode KILN_KERNEL_DECODE ${dtype} ${hd} ${mask} ${mode} 0 1)
         endif()
       endforeach()
     endforeach()

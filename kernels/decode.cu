@@ -1,0 +1,462 @@
+/*
+ * Attention forward for decode-shaped calls, NVIDIA tensor tier (sm_80+): a few queries per
+ * sequence (at most KILN_DECODE_MAX_Q) over a long dense, packed or paged KV cache. The
+ * attention kernels' contract (kernels/kiln_args.h: masks, soft-cap, ALiBi, LSE, GQA row
+ * packing), with the split-KV merge done by the last block of each split group instead of a
+ * second launch. A variant is this file plus
+ *   KILN_DTYPE     1 f16 | 2 bf16
+ *   KILN_HEAD_DIM  64 | 128          exactly the runtime head_dim
+ *   KILN_MASK, KILN_MODE             as in attention.cu
+ * The host picks it when the tensor tier covers the call (16-byte K / V rows) and the call
+ * is decode-shaped (kernels/decode.h).
+ *
+ * Grid (row_blocks * num_splits, heads_kv, batch), row_blocks = ceil(seqlen_q * group /
+ * KILN_DECODE_ROWS), block x = split * row_blocks + row block, so the blocks that read the
+ * same keys for different rows run side by side and share them in L2. A block owns 8 packed
+ * (query, head) rows of one KV head: every K / V byte it needs is read once for all of them.
+ *
+ * Memory is the limit, so the kernel is built around the loads. Each warp streams its own
+ * 16-key steps (warp w takes steps w, w + 4, ... of the block's share) straight from global
+ * memory into registers with 16-byte loads, the next step's 16 loads per lane in flight
+ * while the current one is computed; no shared memory on that path, no block barrier. The
+ * products run on mma.sync with the keys as M and the 8 rows as N (the GQA group fills N,
+ * not a 16-row M that would be mostly padding):
+ *   S^T (16 keys x 8 rows) = K Q^T: lane (g, t) loads key rows g and g + 8 as the A
+ *   fragments. The dot product is a sum over head dims, so any permutation of the dims
+ *   that K and Q share is free: lane (g, t) takes dims 32j + 8t .. 32j + 8t + 7 of its
+ *   rows (16 contiguous bytes), which are exactly its fragment slots of k-steps 2j and
+ *   2j + 1; Q is loaded once, permuted the same way, as the B fragments.
+ *   O^T (dims x 8 rows) += V^T P^T: P^T's C layout is transposed into a B fragment with two
+ *   movmatrix, and V^T's A fragments need two keys of one dim per register: lane (g, t)
+ *   loads keys 2t, 2t + 1, 2t + 8, 2t + 9, 16 bytes (8 dims) of each, and pairs them with
+ *   prmt. The dims a lane owns in O^T follow from that choice (see dec_store_warp).
+ * Online softmax per row in base-2 units; a row's scores sit in the 8 lanes of one t, so
+ * its max is three xor-shuffles. Keys outside the block's range are never loaded (their
+ * registers are zeros and their scores -inf), so no stale or past-the-end value reaches a
+ * sum.
+ * At the end the 4 warps' partial states merge through shared memory (16 KiB at D = 128).
+ * With num_splits == 1 the block writes out and LSE. Otherwise it writes its normalised
+ * partial output and LSE to the workspace (layout of kernels/kiln_args.h), and the block
+ * that arrives last in its split group (a 64-bit counter per group after the LSE, see
+ * KILN_DECODE_TAG) merges the group's partials into out and LSE and resets the counter, so
+ * a caller's workspace and a CUDA graph replay need no clearing.
+ */
+#include "kiln_device.h"
+#include "kiln_args.h"
+#include "mma.h"
+#include "memory.h"
+#include "attn_seq.h"
+#include "decode.h"
+
+#if !defined(KILN_HEAD_DIM) || !defined(KILN_MASK) || !defined(KILN_MODE)
+#error "KILN_HEAD_DIM, KILN_MASK and KILN_MODE must be defined"
+#endif
+#if KILN_HEAD_DIM != 64 && KILN_HEAD_DIM != 128
+#error "the decode kernel compiles head_dim 64 and 128"
+#endif
+#if KILN_DTYPE != 1 && KILN_DTYPE != 2
+#error "the decode kernel takes f16 or bf16"
+#endif
+
+#define D KILN_HEAD_DIM
+#define NT KILN_DECODE_THREADS
+#define NW (NT / 32)
+#define ROWS KILN_DECODE_ROWS
+#define STEP KILN_DECODE_STEP
+#define NJ (D / 32)  /* 16-byte pieces of a K or Q row per lane */
+#define NH (D / 64)  /* 16-byte pieces of a V row per lane, for each of its 4 keys */
+#define NKS (D / 16) /* k-steps of K Q^T */
+#define NMT (D / 16) /* m-tiles (16 dims) of O^T */
+#define DPT (D / 16) /* dims per thread in the merges: 16 threads per row */
+#define KILN_LOG2E 1.4426950408889634f
+#define KILN_LN2 0.6931471805599453f
+
+#if ROWS != 8 || STEP != 16 || NT != 16 * ROWS
+#error "decode.h's block shape is the one this kernel is written for"
+#endif
+
+/* One step's registers: K rows g, g + 8; V rows 2t, 2t + 1, 2t + 8, 2t + 9. */
+typedef struct dec_buf {
+    kiln_v4 k[2][NJ];
+    kiln_v4 v[4][NH];
+} dec_buf;
+
+/* Issues the loads of the step at key kb (a multiple of STEP) for keys in [lo, hi). */
+KILN_DEV void dec_load(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
+                       kiln_i64 kb, kiln_i64 lo, kiln_i64 hi, kiln_i32 g, kiln_i32 t,
+                       dec_buf *buf)
+{
+    const kiln_elem *k = (const kiln_elem *)a->k;
+    const kiln_elem *v = (const kiln_elem *)a->v;
+    kiln_i32 key[6];
+    kiln_i64 off[6];
+    key[0] = g;
+    key[1] = g + 8;
+    key[2] = 2 * t;
+    key[3] = 2 * t + 1;
+    key[4] = 2 * t + 8;
+    key[5] = 2 * t + 9;
+#if KILN_MODE == KILN_MODE_ID_PAGED
+    if (a->page_size % STEP == 0) {
+        /* A step never straddles a page: one lookup. */
+        const kiln_u32 ps = (kiln_u32)a->page_size;
+        const kiln_i64 page = a->block_table[b * a->block_table_stride + (kiln_u32)kb / ps];
+        const kiln_i64 slot = (kiln_u32)kb % ps;
+        const kiln_i64 k0 = page * a->k_stride_batch + slot * a->k_stride_row;
+        const kiln_i64 v0 = page * a->v_stride_batch + slot * a->v_stride_row;
+        #pragma unroll
+        for (kiln_i32 x = 0; x < 6; ++x)
+            off[x] = x < 2 ? k0 + key[x] * a->k_stride_row : v0 + key[x] * a->v_stride_row;
+    } else {
+        #pragma unroll
+        for (kiln_i32 x = 0; x < 6; ++x) {
+            const kiln_i64 j = kb + key[x];
+            kiln_i64 ko = 0, vo = 0;
+            if (j >= lo && j < hi) kiln_kv_row(a, s, b, j, &ko, &vo); /* table entry exists */
+            off[x] = x < 2 ? ko : vo;
+        }
+    }
+#else
+    {
+        const kiln_i64 k0 = s->k_off + kb * a->k_stride_row;
+        const kiln_i64 v0 = s->v_off + kb * a->v_stride_row;
+        #pragma unroll
+        for (kiln_i32 x = 0; x < 6; ++x)
+            off[x] = x < 2 ? k0 + key[x] * a->k_stride_row : v0 + key[x] * a->v_stride_row;
+    }
+#endif
+    #pragma unroll
+    for (kiln_i32 x = 0; x < 2; ++x) {
+        const int valid = kb + key[x] >= lo && kb + key[x] < hi;
+        const kiln_elem *src = k + off[x] + hk * a->k_stride_head + 8 * t;
+        #pragma unroll
+        for (kiln_i32 j = 0; j < NJ; ++j) {
+            kiln_v4 z;
+            z.c[0] = z.c[1] = z.c[2] = z.c[3] = 0u;
+            buf->k[x][j] = valid ? kiln_ldg16(src + 32 * j) : z;
+        }
+    }
+    #pragma unroll
+    for (kiln_i32 x = 0; x < 4; ++x) {
+        const int valid = kb + key[2 + x] >= lo && kb + key[2 + x] < hi;
+        const kiln_elem *src = v + off[2 + x] + hk * a->v_stride_head + 8 * g;
+        #pragma unroll
+        for (kiln_i32 h = 0; h < NH; ++h) {
+            kiln_v4 z;
+            z.c[0] = z.c[1] = z.c[2] = z.c[3] = 0u;
+            buf->v[x][h] = valid ? kiln_ldg16(src + 64 * h) : z;
+        }
+    }
+}
+
+/* What a lane knows about its two score columns (rows 2t and 2t + 1 of the block). */
+typedef struct dec_rows {
+    kiln_i64 dr[2];   /* query index + diag: the key on the row's diagonal */
+    float slope[2];   /* ALiBi slope in base-2 units */
+} dec_rows;
+
+/* The online-softmax state of a lane's two rows, and its share of O^T. */
+typedef struct dec_state {
+    float m[2], l[2];
+    float o[NMT][4];
+} dec_state;
+
+KILN_DEV void dec_step(const kiln_attn_args *a, const dec_rows *r, const kiln_u32 qf[NJ][4],
+                       const dec_buf *buf, kiln_i64 kb, kiln_i64 lo, kiln_i64 hi, kiln_i32 g,
+                       dec_state *st)
+{
+    float sc[4];
+    sc[0] = sc[1] = sc[2] = sc[3] = 0.0f;
+    #pragma unroll
+    for (kiln_i32 ks = 0; ks < NKS; ++ks) {
+        const kiln_i32 j = ks / 2, hh = ks % 2;
+        kiln_u32 af[4], bf[2];
+        af[0] = buf->k[0][j].c[2 * hh];
+        af[1] = buf->k[1][j].c[2 * hh];
+        af[2] = buf->k[0][j].c[2 * hh + 1];
+        af[3] = buf->k[1][j].c[2 * hh + 1];
+        bf[0] = qf[j][2 * hh];
+        bf[1] = qf[j][2 * hh + 1];
+        kiln_mma16816(sc, af, bf, sc);
+    }
+    /* sc[x]: key kb + g + 8 (x >> 1), row 2t + (x & 1). Scores in base-2 units. */
+    const float scale2 = a->scale * KILN_LOG2E, softcap2 = a->softcap * KILN_LOG2E;
+    float mx[2];
+    mx[0] = mx[1] = kiln_neg_inf();
+    #pragma unroll
+    for (kiln_i32 x = 0; x < 4; ++x) {
+        const kiln_i32 c = x & 1;
+        const kiln_i64 j = kb + g + 8 * (x >> 1);
+        float y;
+        if (a->softcap != 0.0f)
+            y = softcap2 * kiln_tanhf(sc[x] * a->scale / a->softcap);
+        else
+            y = sc[x] * scale2;
+        if (a->alibi) {
+            const kiln_i64 dist = r->dr[c] - j;
+            y -= r->slope[c] * (float)(dist < 0 ? -dist : dist);
+        }
+        int visible = j >= lo && j < hi;
+#if KILN_MASK != KILN_MASK_FULL
+        if (a->window_left >= 0 && j < r->dr[c] - a->window_left) visible = 0;
+#if KILN_MASK == KILN_MASK_CAUSAL
+        if (j > r->dr[c]) visible = 0;
+#else
+        if (a->window_right >= 0 && j > r->dr[c] + a->window_right) visible = 0;
+#endif
+#endif
+        sc[x] = visible ? y : kiln_neg_inf();
+        mx[c] = kiln_fmaxf(mx[c], sc[x]);
+    }
+    float use[2];
+    #pragma unroll
+    for (kiln_i32 c = 0; c < 2; ++c) {
+        mx[c] = kiln_fmaxf(mx[c], kiln_shfl_xor(mx[c], 4));
+        mx[c] = kiln_fmaxf(mx[c], kiln_shfl_xor(mx[c], 8));
+        mx[c] = kiln_fmaxf(mx[c], kiln_shfl_xor(mx[c], 16));
+        mx[c] = kiln_fmaxf(mx[c], st->m[c]);
+        /* A row with nothing visible yet keeps max -inf and uses 0 as its reference, so
+         * its weights are exp2(-inf) = 0, never -inf - -inf. */
+        use[c] = mx[c] == kiln_neg_inf() ? 0.0f : mx[c];
+        const float alpha = kiln_exp2f(st->m[c] - use[c]);
+        st->m[c] = mx[c];
+        st->l[c] *= alpha;
+        #pragma unroll
+        for (kiln_i32 mt = 0; mt < NMT; ++mt) {
+            st->o[mt][c] *= alpha;
+            st->o[mt][2 + c] *= alpha;
+        }
+    }
+    float p[4];
+    #pragma unroll
+    for (kiln_i32 x = 0; x < 4; ++x) p[x] = kiln_exp2f(sc[x] - use[x & 1]);
+    st->l[0] += p[0] + p[2];
+    st->l[1] += p[1] + p[3];
+    /* P^T as the B fragment of O^T += V^T P^T: keys 0-7 and 8-15 of the step. */
+    kiln_u32 pb[2];
+    pb[0] = kiln_movmatrix_trans(kiln_pack2(p[0], p[1]));
+    pb[1] = kiln_movmatrix_trans(kiln_pack2(p[2], p[3]));
+    #pragma unroll
+    for (kiln_i32 mt = 0; mt < NMT; ++mt) {
+        const kiln_i32 h = mt / 4, w = mt % 4;
+        kiln_u32 af[4];
+        af[0] = kiln_prmt(buf->v[0][h].c[w], buf->v[1][h].c[w], 0x5410u);
+        af[1] = kiln_prmt(buf->v[0][h].c[w], buf->v[1][h].c[w], 0x7632u);
+        af[2] = kiln_prmt(buf->v[2][h].c[w], buf->v[3][h].c[w], 0x5410u);
+        af[3] = kiln_prmt(buf->v[2][h].c[w], buf->v[3][h].c[w], 0x7632u);
+        kiln_mma16816(st->o[mt], af, pb, st->o[mt]);
+    }
+}
+
+/* Lane (g, t)'s O^T values: m-tile mt = 4h + w, C slot 2 half + c is row 2t + c, dim
+ * 8 (g + 8h) + 2w + half (the dims its V pieces held). */
+KILN_DEV void dec_store_warp(const dec_state *st, kiln_i32 g, kiln_i32 t, float so[ROWS][D])
+{
+    #pragma unroll
+    for (kiln_i32 mt = 0; mt < NMT; ++mt) {
+        const kiln_i32 h = mt / 4, w = mt % 4;
+        const kiln_i32 d = 8 * (g + 8 * h) + 2 * w;
+        so[2 * t][d] = st->o[mt][0];
+        so[2 * t + 1][d] = st->o[mt][1];
+        so[2 * t][d + 1] = st->o[mt][2];
+        so[2 * t + 1][d + 1] = st->o[mt][3];
+    }
+}
+
+KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
+{
+    KILN_SHARED float so[NW][ROWS][D];
+    KILN_SHARED float sm[NW][ROWS], sl[NW][ROWS];
+    KILN_SHARED int last_flag;
+
+    const kiln_i32 tid = kiln_thread_x();
+    const kiln_i32 lane = tid % 32, warp = tid / 32;
+    const kiln_i32 g = lane / 4, t = lane % 4;
+    const kiln_i64 group = a.heads_q / a.heads_kv;
+    const kiln_i64 row_blocks = (a.seqlen_q * group + ROWS - 1) / ROWS;
+    const kiln_i64 rb = kiln_block_x() % row_blocks;
+    const kiln_i64 split = kiln_block_x() / row_blocks;
+    const kiln_i64 hk = kiln_block_y();
+    const kiln_i64 b = kiln_block_z();
+    const kiln_seq s = kiln_seq_of(&a, b);
+    const kiln_i64 p0 = rb * ROWS;
+    const kiln_i64 rows = s.sq * group;
+    if (p0 >= rows) return; /* every split of this row block leaves: none counts */
+
+    const kiln_i64 diag = s.sk - s.sq;
+    /* The rows' band of keys, then this split's share of it in whole steps. */
+    kiln_i64 lo, hi;
+    {
+        kiln_attn_args band = a;
+        band.num_splits = 1;
+        kiln_key_range(&band, &s, p0, ROWS, rows, group, 0, &lo, &hi);
+    }
+    const kiln_i64 base = lo - lo % STEP;
+    const kiln_i64 nsteps = hi > lo ? (hi - base + STEP - 1) / STEP : 0;
+    const kiln_i64 per = (nsteps + a.num_splits - 1) / a.num_splits;
+    const kiln_i64 s0 = split * per < nsteps ? split * per : nsteps;
+    const kiln_i64 s1 = s0 + per < nsteps ? s0 + per : nsteps;
+
+    /* Q as B fragments: row g of the block, dims permuted as the K fragments are. */
+    kiln_u32 qf[NJ][4];
+    {
+        const kiln_elem *q = (const kiln_elem *)a.q;
+        const kiln_i64 p = p0 + g;
+        const int live = p < rows;
+        const kiln_i64 pc = live ? p : rows - 1;
+        const kiln_i64 at = s.q_off + (pc / group) * a.q_stride_row +
+                            (hk * group + pc % group) * a.q_stride_head + 8 * t;
+        #pragma unroll
+        for (kiln_i32 j = 0; j < NJ; ++j)
+            #pragma unroll
+            for (kiln_i32 x = 0; x < 4; ++x)
+                qf[j][x] = live ? (kiln_u32)q[at + 32 * j + 2 * x] |
+                                      ((kiln_u32)q[at + 32 * j + 2 * x + 1] << 16)
+                                : 0u;
+    }
+    dec_rows r;
+    #pragma unroll
+    for (kiln_i32 c = 0; c < 2; ++c) {
+        const kiln_i64 p = p0 + 2 * t + c;
+        const kiln_i64 pc = p < rows ? p : rows - 1;
+        r.dr[c] = pc / group + diag;
+        r.slope[c] = a.alibi ? a.alibi[b * a.alibi_stride_batch + hk * group + pc % group] *
+                                   KILN_LOG2E
+                             : 0.0f;
+    }
+
+    dec_state st;
+    st.m[0] = st.m[1] = kiln_neg_inf();
+    st.l[0] = st.l[1] = 0.0f;
+    #pragma unroll
+    for (kiln_i32 mt = 0; mt < NMT; ++mt)
+        #pragma unroll
+        for (kiln_i32 x = 0; x < 4; ++x) st.o[mt][x] = 0.0f;
+
+    /* This warp's steps s0 + warp, s0 + warp + NW, ...: two register buffers, the next
+     * step's loads issued before the current step is computed. */
+    {
+        const kiln_i64 mine = s1 - s0 > warp ? (s1 - s0 - warp + NW - 1) / NW : 0;
+        dec_buf b0, b1;
+        if (mine > 0) dec_load(&a, &s, b, hk, base + (s0 + warp) * STEP, lo, hi, g, t, &b0);
+        for (kiln_i64 it = 0; it < mine; it += 2) {
+            const kiln_i64 kb0 = base + (s0 + warp + it * NW) * STEP;
+            const kiln_i64 kb1 = kb0 + NW * STEP;
+            if (it + 1 < mine) dec_load(&a, &s, b, hk, kb1, lo, hi, g, t, &b1);
+            dec_step(&a, &r, qf, &b0, kb0, lo, hi, g, &st);
+            if (it + 1 < mine) {
+                if (it + 2 < mine) dec_load(&a, &s, b, hk, kb1 + NW * STEP, lo, hi, g, t, &b0);
+                dec_step(&a, &r, qf, &b1, kb1, lo, hi, g, &st);
+            }
+        }
+    }
+
+    /* The warps' states meet in shared memory; thread tid then owns row tid / 16, dims
+     * (tid % 16) * DPT .. + DPT - 1. */
+    #pragma unroll
+    for (kiln_i32 c = 0; c < 2; ++c) {
+        st.l[c] += kiln_shfl_xor(st.l[c], 4);
+        st.l[c] += kiln_shfl_xor(st.l[c], 8);
+        st.l[c] += kiln_shfl_xor(st.l[c], 16);
+    }
+    dec_store_warp(&st, g, t, so[warp]);
+    if (g == 0) {
+        sm[warp][2 * t] = st.m[0];
+        sm[warp][2 * t + 1] = st.m[1];
+        sl[warp][2 * t] = st.l[0];
+        sl[warp][2 * t + 1] = st.l[1];
+    }
+    kiln_sync();
+
+    const kiln_i32 row = tid / 16, d0 = (tid % 16) * DPT;
+    const kiln_i64 p = p0 + row;
+    const int live = p < rows;
+    const kiln_i64 i = (live ? p : rows - 1) / group;
+    const kiln_i64 h = hk * group + (live ? p : rows - 1) % group;
+    float acc[DPT];
+    float m = kiln_neg_inf(), l = 0.0f;
+    #pragma unroll
+    for (kiln_i32 w = 0; w < NW; ++w) m = kiln_fmaxf(m, sm[w][row]);
+    {
+        const float use = m == kiln_neg_inf() ? 0.0f : m;
+        #pragma unroll
+        for (kiln_i32 e = 0; e < DPT; ++e) acc[e] = 0.0f;
+        #pragma unroll
+        for (kiln_i32 w = 0; w < NW; ++w) {
+            const float f = kiln_exp2f(sm[w][row] - use);
+            l += f * sl[w][row];
+            #pragma unroll
+            for (kiln_i32 e = 0; e < DPT; ++e) acc[e] += f * so[w][row][d0 + e];
+        }
+    }
+    /* l == 0: no visible key (every weight exactly 0): out 0, LSE -inf. A NaN anywhere
+     * stays NaN through l and acc. */
+    const float inv = l == 0.0f ? 0.0f : 1.0f / l;
+    const float lse = l == 0.0f ? kiln_neg_inf() : m * KILN_LN2 + kiln_logf(l);
+    kiln_elem *out = (kiln_elem *)a.out;
+    const kiln_i64 o_at = s.o_off + i * a.o_stride_row + h * a.o_stride_head + d0;
+    const kiln_i64 l_at = s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row;
+
+    if (a.num_splits == 1) {
+        if (live) {
+            #pragma unroll
+            for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + e] = kiln_f32_to_elem(acc[e] * inv);
+            if (tid % 16 == 0 && a.lse) a.lse[l_at] = lse;
+        }
+        return;
+    }
+
+    /* Split: publish this block's partial, count the group's arrivals. */
+    const kiln_i64 split_rows = a.rows_q * a.heads_q;
+    const kiln_i64 wrow = (s.row0 + i) * a.heads_q + h;
+    if (live) {
+        #pragma unroll
+        for (kiln_i32 e = 0; e < DPT; ++e)
+            a.ws_out[(split * split_rows + wrow) * D + d0 + e] = acc[e] * inv;
+        if (tid % 16 == 0) a.ws_lse[split * split_rows + wrow] = lse;
+    }
+    kiln_fence();
+    kiln_sync();
+    if (tid == 0) {
+        /* Counter of this group: indexed by its first (query, head) row, unique per block
+         * row and below rows_q * heads_q; 8-byte aligned after the LSE. */
+        const kiln_u64 at = (kiln_u64)(a.ws_lse + a.num_splits * split_rows);
+        kiln_u64 *ctr = (kiln_u64 *)((at + 7u) & ~(kiln_u64)7u) +
+                        ((s.row0 + p0 / group) * a.heads_q + hk * group + p0 % group);
+        const kiln_u64 tag = (kiln_u64)KILN_DECODE_TAG << 32;
+        kiln_u64 old = *(volatile kiln_u64 *)ctr, seen, next;
+        for (;;) {
+            next = (old >> 32) == KILN_DECODE_TAG ? old + 1u : tag | 1u;
+            seen = kiln_cas64(ctr, old, next);
+            if (seen == old) break;
+            old = seen;
+        }
+        last_flag = (kiln_i64)(next & 0xffffffffu) == (kiln_i64)a.num_splits;
+        if (last_flag) kiln_st64(ctr, 0u);
+    }
+    kiln_sync();
+    if (!last_flag || !live) return;
+    kiln_fence();
+
+    /* Last of the group: merge every split's partial of this row. */
+    float mm = kiln_neg_inf();
+    for (kiln_i32 sp = 0; sp < a.num_splits; ++sp)
+        mm = kiln_fmaxf(mm, kiln_ldcg(a.ws_lse + sp * split_rows + wrow));
+    float tot = 0.0f;
+    #pragma unroll
+    for (kiln_i32 e = 0; e < DPT; ++e) acc[e] = 0.0f;
+    if (mm != kiln_neg_inf()) {
+        for (kiln_i32 sp = 0; sp < a.num_splits; ++sp) {
+            const float f = kiln_expf(kiln_ldcg(a.ws_lse + sp * split_rows + wrow) - mm);
+            const float *po = a.ws_out + (sp * split_rows + wrow) * D + d0;
+            tot += f;
+            #pragma unroll
+            for (kiln_i32 e = 0; e < DPT; ++e) acc[e] += f * kiln_ldcg(po + e);
+        }
+    }
+    const float tinv = tot == 0.0f ? 0.0f : 1.0f / tot;
+    #pragma unroll
+    for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + e] = kiln_f32_to_elem(acc[e] * tinv);
+    if (tid % 16 == 0 && a.lse)
+        a.lse[l_at] = tot == 0.0f ? kiln_neg_inf() : mm + kiln_logf(tot);
+}
