@@ -76,83 +76,102 @@
 #endif
 
 /* One step's registers: K rows g, g + 8; V rows 2t, 2t + 1, 2t + 8, 2t + 9. */
-typedef struct dec_buf {
+typedef struct dec_kbuf {
     kiln_v4 k[2][NJ];
+} dec_kbuf;
+typedef struct dec_vbuf {
     kiln_v4 v[4][NH];
-} dec_buf;
+} dec_vbuf;
 
-/* Issues the loads of the step at key kb (a multiple of STEP) for keys in [lo, hi). */
-KILN_DEV void dec_load(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
-                       kiln_i64 kb, kiln_i64 lo, kiln_i64 hi, kiln_i32 g, kiln_i32 t,
-                       dec_buf *buf)
+/* Element offset of key j's K (which 0) or V (which 1) row, head 0. */
+KILN_DEV kiln_i64 dec_row(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 j,
+                          int which)
 {
-    const kiln_elem *k = (const kiln_elem *)a->k;
-    const kiln_elem *v = (const kiln_elem *)a->v;
-    kiln_i32 key[6];
-    kiln_i64 off[6];
-    key[0] = g;
-    key[1] = g + 8;
-    key[2] = 2 * t;
-    key[3] = 2 * t + 1;
-    key[4] = 2 * t + 8;
-    key[5] = 2 * t + 9;
+    kiln_i64 ko, vo;
+    kiln_kv_row(a, s, b, j, &ko, &vo);
+    return which ? vo : ko;
+}
+
+/* Offsets of the step at key base + rel (rel a multiple of STEP): where its first key's K
+ * and V rows start, when a step never straddles a page (always, unless paged with pages
+ * of other sizes than multiples of STEP: then *one_page is 0 and rows are looked up one
+ * by one). */
+KILN_DEV void dec_step_rows(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b,
+                            kiln_i64 kb, kiln_i64 *k0, kiln_i64 *v0, int *one_page)
+{
 #if KILN_MODE == KILN_MODE_ID_PAGED
-    if (a->page_size % STEP == 0) {
-        /* A step never straddles a page: one lookup. */
+    *one_page = a->page_size % STEP == 0;
+    *k0 = *v0 = 0;
+    if (*one_page) {
         const kiln_u32 ps = (kiln_u32)a->page_size;
         const kiln_i64 page = a->block_table[b * a->block_table_stride + (kiln_u32)kb / ps];
         const kiln_i64 slot = (kiln_u32)kb % ps;
-        const kiln_i64 k0 = page * a->k_stride_batch + slot * a->k_stride_row;
-        const kiln_i64 v0 = page * a->v_stride_batch + slot * a->v_stride_row;
-        #pragma unroll
-        for (kiln_i32 x = 0; x < 6; ++x)
-            off[x] = x < 2 ? k0 + key[x] * a->k_stride_row : v0 + key[x] * a->v_stride_row;
-    } else {
-        #pragma unroll
-        for (kiln_i32 x = 0; x < 6; ++x) {
-            const kiln_i64 j = kb + key[x];
-            kiln_i64 ko = 0, vo = 0;
-            if (j >= lo && j < hi) kiln_kv_row(a, s, b, j, &ko, &vo); /* table entry exists */
-            off[x] = x < 2 ? ko : vo;
-        }
+        *k0 = page * a->k_stride_batch + slot * a->k_stride_row;
+        *v0 = page * a->v_stride_batch + slot * a->v_stride_row;
     }
 #else
-    {
-        const kiln_i64 k0 = s->k_off + kb * a->k_stride_row;
-        const kiln_i64 v0 = s->v_off + kb * a->v_stride_row;
-        #pragma unroll
-        for (kiln_i32 x = 0; x < 6; ++x)
-            off[x] = x < 2 ? k0 + key[x] * a->k_stride_row : v0 + key[x] * a->v_stride_row;
-    }
+    (void)b;
+    *one_page = 1;
+    *k0 = s->k_off + kb * a->k_stride_row;
+    *v0 = s->v_off + kb * a->v_stride_row;
 #endif
+}
+
+/* Issues the K loads of the step at key base + rel; keys base + [lo_r, hi_r) are the
+ * block's, the others stay zeros. */
+KILN_DEV void dec_load_k(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
+                         kiln_i64 base, kiln_i32 rel, kiln_i32 lo_r, kiln_i32 hi_r, kiln_i32 g,
+                         kiln_i32 t, dec_kbuf *buf)
+{
+    const kiln_elem *k = (const kiln_elem *)a->k + hk * a->k_stride_head + 8 * t;
+    kiln_i64 k0, v0;
+    int one_page;
+    dec_step_rows(a, s, b, base + rel, &k0, &v0, &one_page);
     #pragma unroll
     for (kiln_i32 x = 0; x < 2; ++x) {
-        const int valid = kb + key[x] >= lo && kb + key[x] < hi;
-        const kiln_elem *src = k + off[x] + hk * a->k_stride_head + 8 * t;
+        const kiln_i32 key = g + 8 * x;
+        const int valid = rel + key >= lo_r && rel + key < hi_r;
+        kiln_i64 off = k0 + key * a->k_stride_row;
+        if (!one_page && valid) off = dec_row(a, s, b, base + rel + key, 0);
         #pragma unroll
         for (kiln_i32 j = 0; j < NJ; ++j) {
             kiln_v4 z;
             z.c[0] = z.c[1] = z.c[2] = z.c[3] = 0u;
-            buf->k[x][j] = valid ? kiln_ldg16(src + 32 * j) : z;
+            buf->k[x][j] = valid ? kiln_ldg16(k + off + 32 * j) : z;
         }
     }
+}
+
+/* The same for V. */
+KILN_DEV void dec_load_v(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
+                         kiln_i64 base, kiln_i32 rel, kiln_i32 lo_r, kiln_i32 hi_r, kiln_i32 g,
+                         kiln_i32 t, dec_vbuf *buf)
+{
+    const kiln_elem *v = (const kiln_elem *)a->v + hk * a->v_stride_head + 8 * g;
+    kiln_i64 k0, v0;
+    int one_page;
+    dec_step_rows(a, s, b, base + rel, &k0, &v0, &one_page);
     #pragma unroll
     for (kiln_i32 x = 0; x < 4; ++x) {
-        const int valid = kb + key[2 + x] >= lo && kb + key[2 + x] < hi;
-        const kiln_elem *src = v + off[2 + x] + hk * a->v_stride_head + 8 * g;
+        const kiln_i32 key = 2 * t + (x & 1) + 8 * (x >> 1);
+        const int valid = rel + key >= lo_r && rel + key < hi_r;
+        kiln_i64 off = v0 + key * a->v_stride_row;
+        if (!one_page && valid) off = dec_row(a, s, b, base + rel + key, 1);
         #pragma unroll
         for (kiln_i32 h = 0; h < NH; ++h) {
             kiln_v4 z;
             z.c[0] = z.c[1] = z.c[2] = z.c[3] = 0u;
-            buf->v[x][h] = valid ? kiln_ldg16(src + 64 * h) : z;
+            buf->v[x][h] = valid ? kiln_ldg16(v + off + 64 * h) : z;
         }
     }
 }
 
 /* What a lane knows about its two score columns (rows 2t and 2t + 1 of the block). */
 typedef struct dec_rows {
-    kiln_i64 dr[2];   /* query index + diag: the key on the row's diagonal */
-    float slope[2];   /* ALiBi slope in base-2 units */
+    /* Keys base + [vlo, vhi) are visible to the row (the block's share, cut by the row's
+     * own mask), base + dr is on its diagonal; clamped so they fit 32 bits. */
+    kiln_i32 vlo[2], vhi[2], dr[2];
+    float slope[2]; /* ALiBi slope in base-2 units */
 } dec_rows;
 
 /* The online-softmax state of a lane's two rows, and its share of O^T. */
@@ -161,23 +180,30 @@ typedef struct dec_state {
     float o[NMT][4];
 } dec_state;
 
-KILN_DEV void dec_step(const kiln_attn_args *a, const dec_rows *r, const kiln_u32 qf[NJ][4],
-                       const dec_buf *buf, kiln_i64 kb, kiln_i64 lo, kiln_i64 hi, kiln_i32 g,
-                       dec_state *st)
+/* Scores of the step at base + rel, the online-softmax update, and P^T as the B fragment
+ * of O^T += V^T P^T in pb. */
+KILN_DEV void dec_scores(const kiln_attn_args *a, const dec_rows *r, const kiln_elem *qrow,
+                         const dec_kbuf *buf, kiln_i32 rel, kiln_i32 g, dec_state *st,
+                         kiln_u32 pb[2])
 {
     float sc[4];
     sc[0] = sc[1] = sc[2] = sc[3] = 0.0f;
     #pragma unroll
-    for (kiln_i32 ks = 0; ks < NKS; ++ks) {
-        const kiln_i32 j = ks / 2, hh = ks % 2;
-        kiln_u32 af[4], bf[2];
-        af[0] = buf->k[0][j].c[2 * hh];
-        af[1] = buf->k[1][j].c[2 * hh];
-        af[2] = buf->k[0][j].c[2 * hh + 1];
-        af[3] = buf->k[1][j].c[2 * hh + 1];
-        bf[0] = qf[j][2 * hh];
-        bf[1] = qf[j][2 * hh + 1];
-        kiln_mma16816(sc, af, bf, sc);
+    for (kiln_i32 j = 0; j < NJ; ++j) {
+        /* Q's B fragments for k-steps 2j and 2j + 1, from shared memory (fewer live
+         * registers than keeping them). */
+        const kiln_v4 qv = kiln_lds16(qrow + 32 * j);
+        #pragma unroll
+        for (kiln_i32 hh = 0; hh < 2; ++hh) {
+            kiln_u32 af[4], bf[2];
+            af[0] = buf->k[0][j].c[2 * hh];
+            af[1] = buf->k[1][j].c[2 * hh];
+            af[2] = buf->k[0][j].c[2 * hh + 1];
+            af[3] = buf->k[1][j].c[2 * hh + 1];
+            bf[0] = qv.c[2 * hh];
+            bf[1] = qv.c[2 * hh + 1];
+            kiln_mma16816(sc, af, bf, sc);
+        }
     }
     /* sc[x]: key kb + g + 8 (x >> 1), row 2t + (x & 1). Scores in base-2 units. */
     const float scale2 = a->scale * KILN_LOG2E, softcap2 = a->softcap * KILN_LOG2E;
@@ -186,26 +212,17 @@ KILN_DEV void dec_step(const kiln_attn_args *a, const dec_rows *r, const kiln_u3
     #pragma unroll
     for (kiln_i32 x = 0; x < 4; ++x) {
         const kiln_i32 c = x & 1;
-        const kiln_i64 j = kb + g + 8 * (x >> 1);
+        const kiln_i32 j = rel + g + 8 * (x >> 1);
         float y;
         if (a->softcap != 0.0f)
             y = softcap2 * kiln_tanhf(sc[x] * a->scale / a->softcap);
         else
             y = sc[x] * scale2;
         if (a->alibi) {
-            const kiln_i64 dist = r->dr[c] - j;
+            const kiln_i32 dist = r->dr[c] - j;
             y -= r->slope[c] * (float)(dist < 0 ? -dist : dist);
         }
-        int visible = j >= lo && j < hi;
-#if KILN_MASK != KILN_MASK_FULL
-        if (a->window_left >= 0 && j < r->dr[c] - a->window_left) visible = 0;
-#if KILN_MASK == KILN_MASK_CAUSAL
-        if (j > r->dr[c]) visible = 0;
-#else
-        if (a->window_right >= 0 && j > r->dr[c] + a->window_right) visible = 0;
-#endif
-#endif
-        sc[x] = visible ? y : kiln_neg_inf();
+        sc[x] = j >= r->vlo[c] && j < r->vhi[c] ? y : kiln_neg_inf();
         mx[c] = kiln_fmaxf(mx[c], sc[x]);
     }
     float use[2];
@@ -232,10 +249,13 @@ KILN_DEV void dec_step(const kiln_attn_args *a, const dec_rows *r, const kiln_u3
     for (kiln_i32 x = 0; x < 4; ++x) p[x] = kiln_exp2f(sc[x] - use[x & 1]);
     st->l[0] += p[0] + p[2];
     st->l[1] += p[1] + p[3];
-    /* P^T as the B fragment of O^T += V^T P^T: keys 0-7 and 8-15 of the step. */
-    kiln_u32 pb[2];
+    /* Keys 0-7 and 8-15 of the step, transposed into B fragments. */
     pb[0] = kiln_movmatrix_trans(kiln_pack2(p[0], p[1]));
     pb[1] = kiln_movmatrix_trans(kiln_pack2(p[2], p[3]));
+}
+
+KILN_DEV void dec_pv(const dec_vbuf *buf, const kiln_u32 pb[2], dec_state *st)
+{
     #pragma unroll
     for (kiln_i32 mt = 0; mt < NMT; ++mt) {
         const kiln_i32 h = mt / 4, w = mt % 4;
@@ -265,8 +285,10 @@ KILN_DEV void dec_store_warp(const dec_state *st, kiln_i32 g, kiln_i32 t, float 
 
 KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
 {
+    KILN_SHARED KILN_ALIGN16 kiln_elem qs[ROWS][D];
     KILN_SHARED float so[NW][ROWS][D];
     KILN_SHARED float sm[NW][ROWS], sl[NW][ROWS];
+    KILN_SHARED float sw[ROWS][KILN_DECODE_MAX_SPLITS]; /* the merge's split weights */
     KILN_SHARED int last_flag;
 
     const kiln_i32 tid = kiln_thread_x();
@@ -281,7 +303,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     const kiln_seq s = kiln_seq_of(&a, b);
     const kiln_i64 p0 = rb * ROWS;
     const kiln_i64 rows = s.sq * group;
-    if (p0 >= rows) return; /* every split of this row block leaves: none counts */
+    if (p0 >= rows) return; /* the whole block, and every split of its rows: none counts */
 
     const kiln_i64 diag = s.sk - s.sq;
     /* The rows' band of keys, then this split's share of it in whole steps. */
@@ -297,29 +319,42 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     const kiln_i64 s0 = split * per < nsteps ? split * per : nsteps;
     const kiln_i64 s1 = s0 + per < nsteps ? s0 + per : nsteps;
 
-    /* Q as B fragments: row g of the block, dims permuted as the K fragments are. */
-    kiln_u32 qf[NJ][4];
+    /* The block's Q rows in shared memory (zeros past the last row). Lane (g, t) reads
+     * row g, dims 32j + 8t .. + 7 as its B fragments: the K fragments' dim order. */
     {
         const kiln_elem *q = (const kiln_elem *)a.q;
-        const kiln_i64 p = p0 + g;
-        const int live = p < rows;
-        const kiln_i64 pc = live ? p : rows - 1;
-        const kiln_i64 at = s.q_off + (pc / group) * a.q_stride_row +
-                            (hk * group + pc % group) * a.q_stride_head + 8 * t;
-        #pragma unroll
-        for (kiln_i32 j = 0; j < NJ; ++j)
-            #pragma unroll
-            for (kiln_i32 x = 0; x < 4; ++x)
-                qf[j][x] = live ? (kiln_u32)q[at + 32 * j + 2 * x] |
-                                      ((kiln_u32)q[at + 32 * j + 2 * x + 1] << 16)
-                                : 0u;
+        for (kiln_i32 e = tid; e < ROWS * D; e += NT) {
+            const kiln_i32 rr = e / D, d = e % D;
+            const kiln_i64 p = p0 + rr;
+            qs[rr][d] = p < rows ? q[s.q_off + (p / group) * a.q_stride_row +
+                                     (hk * group + p % group) * a.q_stride_head + d]
+                                 : (kiln_elem)0;
+        }
+        kiln_sync();
     }
+    const kiln_elem *qrow = &qs[g][8 * t];
     dec_rows r;
     #pragma unroll
     for (kiln_i32 c = 0; c < 2; ++c) {
         const kiln_i64 p = p0 + 2 * t + c;
         const kiln_i64 pc = p < rows ? p : rows - 1;
-        r.dr[c] = pc / group + diag;
+        const kiln_i64 dr = pc / group + diag; /* the key on this row's diagonal */
+        kiln_i64 vlo = lo, vhi = hi;
+#if KILN_MASK != KILN_MASK_FULL
+        if (a.window_left >= 0 && dr - a.window_left > vlo) vlo = dr - a.window_left;
+#if KILN_MASK == KILN_MASK_CAUSAL
+        if (dr + 1 < vhi) vhi = dr + 1;
+#else
+        if (a.window_right >= 0 && dr + a.window_right + 1 < vhi) vhi = dr + a.window_right + 1;
+#endif
+#endif
+        if (vhi < vlo) vhi = vlo;
+        r.vlo[c] = (kiln_i32)(vlo - base);
+        r.vhi[c] = (kiln_i32)(vhi - base);
+        {
+            const kiln_i64 d = dr - base;
+            r.dr[c] = (kiln_i32)(d > (1 << 30) ? (1 << 30) : d < -(1 << 30) ? -(1 << 30) : d);
+        }
         r.slope[c] = a.alibi ? a.alibi[b * a.alibi_stride_batch + hk * group + pc % group] *
                                    KILN_LOG2E
                              : 0.0f;
@@ -336,17 +371,32 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     /* This warp's steps s0 + warp, s0 + warp + NW, ...: two register buffers, the next
      * step's loads issued before the current step is computed. */
     {
-        const kiln_i64 mine = s1 - s0 > warp ? (s1 - s0 - warp + NW - 1) / NW : 0;
-        dec_buf b0, b1;
-        if (mine > 0) dec_load(&a, &s, b, hk, base + (s0 + warp) * STEP, lo, hi, g, t, &b0);
-        for (kiln_i64 it = 0; it < mine; it += 2) {
-            const kiln_i64 kb0 = base + (s0 + warp + it * NW) * STEP;
-            const kiln_i64 kb1 = kb0 + NW * STEP;
-            if (it + 1 < mine) dec_load(&a, &s, b, hk, kb1, lo, hi, g, t, &b1);
-            dec_step(&a, &r, qf, &b0, kb0, lo, hi, g, &st);
-            if (it + 1 < mine) {
-                if (it + 2 < mine) dec_load(&a, &s, b, hk, kb1 + NW * STEP, lo, hi, g, t, &b0);
-                dec_step(&a, &r, qf, &b1, kb1, lo, hi, g, &st);
+        /* Registers: the next step's K is issued before this step's scores (this step's
+         * K dies there) and its V before this step's P V, so at most three of the four
+         * 32-register halves are live at once. */
+        const kiln_i32 lo_r = (kiln_i32)(lo - base), hi_r = (kiln_i32)(hi - base);
+        const kiln_i32 mine = s1 - s0 > warp ? (kiln_i32)((s1 - s0 - warp + NW - 1) / NW) : 0;
+        const kiln_i32 first = (kiln_i32)(s0 + warp) * STEP;
+        dec_kbuf k0, k1;
+        dec_vbuf v0, v1;
+        kiln_u32 pb[2];
+        if (mine > 0) {
+            dec_load_k(&a, &s, b, hk, base, first, lo_r, hi_r, g, t, &k0);
+            dec_load_v(&a, &s, b, hk, base, first, lo_r, hi_r, g, t, &v0);
+        }
+        for (kiln_i32 it = 0; it < mine; it += 2) {
+            const kiln_i32 rel0 = first + it * NW * STEP, rel1 = rel0 + NW * STEP;
+            const kiln_i32 rel2 = rel1 + NW * STEP;
+            const int more1 = it + 1 < mine, more2 = it + 2 < mine;
+            if (more1) dec_load_k(&a, &s, b, hk, base, rel1, lo_r, hi_r, g, t, &k1);
+            dec_scores(&a, &r, qrow, &k0, rel0, g, &st, pb);
+            if (more1) dec_load_v(&a, &s, b, hk, base, rel1, lo_r, hi_r, g, t, &v1);
+            dec_pv(&v0, pb, &st);
+            if (more1) {
+                if (more2) dec_load_k(&a, &s, b, hk, base, rel2, lo_r, hi_r, g, t, &k0);
+                dec_scores(&a, &r, qrow, &k1, rel1, g, &st, pb);
+                if (more2) dec_load_v(&a, &s, b, hk, base, rel2, lo_r, hi_r, g, t, &v0);
+                dec_pv(&v1, pb, &st);
             }
         }
     }
@@ -435,28 +485,51 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         if (last_flag) kiln_st64(ctr, 0u);
     }
     kiln_sync();
-    if (!last_flag || !live) return;
+    if (!last_flag) return; /* block-uniform */
     kiln_fence();
 
-    /* Last of the group: merge every split's partial of this row. */
+    /* Last of the group: merge every split's partial of this row. The 16 threads of a row
+     * first fetch its split LSEs together (independent loads) and turn them into weights
+     * in shared memory; the partial outputs then stream with several loads in flight. */
+    const kiln_i32 part = tid % 16;
+    for (kiln_i32 sp = part; sp < a.num_splits; sp += 16)
+        sw[row][sp] = kiln_ldcg(a.ws_lse + sp * split_rows + wrow);
+    kiln_sync();
     float mm = kiln_neg_inf();
-    for (kiln_i32 sp = 0; sp < a.num_splits; ++sp)
-        mm = kiln_fmaxf(mm, kiln_ldcg(a.ws_lse + sp * split_rows + wrow));
+    for (kiln_i32 sp = 0; sp < a.num_splits; ++sp) mm = kiln_fmaxf(mm, sw[row][sp]);
+    kiln_sync();
     float tot = 0.0f;
+    for (kiln_i32 sp = part; sp < a.num_splits; sp += 16) {
+        /* All splits -inf: no visible key (or only -inf scores): weights 0, out 0. */
+        const float f = mm == kiln_neg_inf() ? 0.0f : kiln_expf(sw[row][sp] - mm);
+        sw[row][sp] = f;
+    }
+    kiln_sync();
+    for (kiln_i32 sp = 0; sp < a.num_splits; ++sp) tot += sw[row][sp];
     #pragma unroll
     for (kiln_i32 e = 0; e < DPT; ++e) acc[e] = 0.0f;
-    if (mm != kiln_neg_inf()) {
-        for (kiln_i32 sp = 0; sp < a.num_splits; ++sp) {
-            const float f = kiln_expf(kiln_ldcg(a.ws_lse + sp * split_rows + wrow) - mm);
-            const float *po = a.ws_out + (sp * split_rows + wrow) * D + d0;
-            tot += f;
+    {
+        const float *po = a.ws_out + wrow * D + d0;
+        const kiln_i64 stride = split_rows * D;
+        kiln_i32 sp = 0;
+        for (; sp + 4 <= a.num_splits; sp += 4) {
+            float x[4][DPT];
             #pragma unroll
-            for (kiln_i32 e = 0; e < DPT; ++e) acc[e] += f * kiln_ldcg(po + e);
+            for (kiln_i32 u = 0; u < 4; ++u)
+                #pragma unroll
+                for (kiln_i32 e = 0; e < DPT; ++e) x[u][e] = kiln_ldcg(po + (sp + u) * stride + e);
+            #pragma unroll
+            for (kiln_i32 u = 0; u < 4; ++u)
+                #pragma unroll
+                for (kiln_i32 e = 0; e < DPT; ++e) acc[e] += sw[row][sp + u] * x[u][e];
         }
+        for (; sp < a.num_splits; ++sp)
+            #pragma unroll
+            for (kiln_i32 e = 0; e < DPT; ++e) acc[e] += sw[row][sp] * kiln_ldcg(po + sp * stride + e);
     }
     const float tinv = tot == 0.0f ? 0.0f : 1.0f / tot;
+    if (!live) return;
     #pragma unroll
     for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + e] = kiln_f32_to_elem(acc[e] * tinv);
-    if (tid % 16 == 0 && a.lse)
-        a.lse[l_at] = tot == 0.0f ? kiln_neg_inf() : mm + kiln_logf(tot);
+    if (part == 0 && a.lse) a.lse[l_at] = tot == 0.0f ? kiln_neg_inf() : mm + kiln_logf(tot);
 }

@@ -12,6 +12,8 @@
  * KILN_DECODE_MAX_ROWS query rows per KV head (seqlen_q x the GQA group). */
 #define KILN_DECODE_MAX_Q 8
 #define KILN_DECODE_MAX_ROWS 64
+/* The most splits the in-kernel merge holds weights for (the most a call may ask for). */
+#define KILN_DECODE_MAX_SPLITS 256
 /* Arrival counters: 64-bit words whose high half is this tag while a split group counts,
  * and 0 once its last block has merged it. A word that does not carry the tag (zero, or
  * whatever a fresh workspace holds) starts a new count, so no workspace needs clearing. */

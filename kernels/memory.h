@@ -6,6 +6,7 @@
  * kiln_v4: 16 bytes as four 32-bit words (c[0] holds the lowest-addressed two elements).
  * kiln_ldg16(p): the 8 elements at p (16-byte aligned), through the read-only path without
  * allocating in L1 (each byte of the cache is read once).
+ * kiln_lds16(p): the 8 elements at p (16-byte aligned) in shared memory.
  * kiln_ldcg(p): one float from L2, never a stale L1 line (data other blocks wrote).
  * kiln_fence(): __threadfence(): this thread's writes are visible device-wide before any
  * later write of it.
@@ -18,6 +19,7 @@
 #define KILN_MEMORY_H
 
 #include "kiln_device.h"
+#include "mma.h" /* kiln_smem_addr */
 
 typedef struct kiln_v4 {
     kiln_u32 c[4];
@@ -28,6 +30,12 @@ typedef struct kiln_v4 {
 typedef unsigned long long kiln_u64;
 
 KILN_DEV kiln_v4 kiln_ldg16(const kiln_elem *p)
+{
+    kiln_v4 r;
+    memcpy(&r, p, sizeof r);
+    return r;
+}
+KILN_DEV kiln_v4 kiln_lds16(const kiln_elem *p)
 {
     kiln_v4 r;
     memcpy(&r, p, sizeof r);
@@ -56,9 +64,19 @@ typedef unsigned long long kiln_u64;
 KILN_DEV kiln_v4 kiln_ldg16(const kiln_elem *p)
 {
     kiln_v4 r;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+    /* volatile: issued where the kernel puts it, not hoisted above the matrix
+     * instructions, so the kernel's load schedule bounds its live registers. */
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
         : "=r"(r.c[0]), "=r"(r.c[1]), "=r"(r.c[2]), "=r"(r.c[3])
         : "l"(p));
+    return r;
+}
+KILN_DEV kiln_v4 kiln_lds16(const kiln_elem *p)
+{
+    kiln_v4 r;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.c[0]), "=r"(r.c[1]), "=r"(r.c[2]), "=r"(r.c[3])
+                 : "r"(kiln_smem_addr(p)));
     return r;
 }
 KILN_DEV float kiln_ldcg(const float *p)

@@ -152,7 +152,8 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
     if (covered) {
         v->head_dim = (int32_t)p->head_dim;
         v->tier = KILN_GPU_TIER_ID_TENSOR;
-        if (kiln_gpu_decode_shaped(p->seqlen_q, p->heads_q, p->heads_kv))
+        if (kiln_gpu_decode_shaped(p->seqlen_q, p->heads_q, p->heads_kv) &&
+            p->num_splits <= KILN_DECODE_MAX_SPLITS)
             v->kind = KILN_KERNEL_DECODE;
     }
     return KILN_OK;
