@@ -393,16 +393,19 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
                                    unsigned grid[3], unsigned block[3])
 {
     const int64_t group = a->heads_kv > 0 ? a->heads_q / a->heads_kv : 1;
-    KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
     if (v->kind == KILN_KERNEL_DECODE) {
         const int64_t row_blocks =
             (a->seqlen_q * group + KILN_DECODE_ROWS - 1) / KILN_DECODE_ROWS;
         KILN_FORWARD(fit("decode attention", "x (row blocks x splits)",
                          row_blocks * a->num_splits, GRID_X_MAX, &grid[0]));
+        KILN_FORWARD(fit("decode attention", "y (heads_kv)", a->heads_kv, GRID_YZ_MAX,
+                         &grid[1]));
         KILN_FORWARD(fit("decode attention", "z (batch)", a->batch, GRID_YZ_MAX, &grid[2]));
         block[0] = KILN_DECODE_THREADS;
+        block[1] = block[2] = 1;
         return KILN_OK;
     }
+    KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
     if (v->tier == KILN_GPU_TIER_ID_TENSOR)
         KILN_FORWARD(fit("attention", "x (query tiles)",
                          (a->seqlen_q * group + KILN_ATTN_TENSOR_BLOCK_Q - 1) /
