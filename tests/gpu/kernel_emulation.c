@@ -171,6 +171,24 @@ static void run_attn(const attn_case *c, int which)
                 for (int64_t j = 0; j * c->page_size < c->klens[b]; ++j)
                     bt[b * max_pages + j] = (int32_t)next--;
             }
+            if (c->decode_only) {
+                /* Stale slots: past each sequence's end and the page no one uses hold NaN,
+                 * which must never reach a sum (not even times 0). */
+                const int64_t row = HK * D, page = c->page_size * row;
+                for (int64_t e = 0; e < page; ++e) {
+                    kiln_ref_store(dt, kd, e, NAN);
+                    kiln_ref_store(dt, vd, e, NAN);
+                }
+                for (int64_t b = 0; b < B; ++b)
+                    for (int64_t j = c->klens[b]; j % c->page_size; ++j) {
+                        const int64_t at = bt[b * max_pages + j / c->page_size] * page +
+                                           (j % c->page_size) * row;
+                        for (int64_t e = 0; e < row; ++e) {
+                            kiln_ref_store(dt, kd, at + e, NAN);
+                            kiln_ref_store(dt, vd, at + e, NAN);
+                        }
+                    }
+            }
             tbt = tensor(bt, KILN_I32, 2, bs);
             tseqk = tensor(seqk, KILN_I32, 1, ss);
             max_k = max_pages * c->page_size;
