@@ -459,6 +459,53 @@ int main(void)
         CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
         check_note_ran();
     }
+
+    check_case("decode kernel choice");
+    {
+        /* Decode-shaped: 1..8 queries, at most 64 query rows per KV head; the tensor tier
+         * (auto or forced) runs it, the generic tier never does. */
+        kiln_attn_problem p;
+        kiln_gpu_variant v;
+        char key[128];
+        memset(&p, 0, sizeof p);
+        p.dtype = KILN_BF16;
+        p.head_dim = 128;
+        p.heads_q = 32;
+        p.heads_kv = 8;
+        p.seqlen_q = 1;
+        p.seqlen_k = 4096;
+        p.num_splits = 8;
+        p.window_left = p.window_right = -1;
+        p.k = p.v = (const void *)(uintptr_t)64;
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.kind, KILN_KERNEL_DECODE);
+        kiln_gpu_variant_key(&v, key, sizeof key);
+        CHECK_STR_EQ(key, "attn_decode.bf16.d128.full.fixed.tensor");
+        CHECK_STR_EQ(kiln_gpu_variant_file(&v), "decode.cu");
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_TENSOR, &v));
+        CHECK_EQ(v.kind, KILN_KERNEL_DECODE);
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_GENERIC, &v));
+        CHECK_EQ(v.kind, KILN_KERNEL_ATTN);
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find("gfx942"),
+                                                KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.kind, KILN_KERNEL_ATTN);
+        p.seqlen_q = 8; /* 32 rows per KV head */
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.kind, KILN_KERNEL_DECODE);
+        p.seqlen_q = 9;
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.kind, KILN_KERNEL_ATTN);
+        p.seqlen_q = 4;
+        p.heads_kv = 1; /* 128 rows per KV head */
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.kind, KILN_KERNEL_ATTN);
+        p.heads_kv = 8;
+        p.head_dim = 96; /* not covered by the tensor tier */
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.kind, KILN_KERNEL_ATTN);
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
+        check_note_ran();
+    }
     for (int act = 0; act < 3; ++act)
         for (int dt = 0; dt < 3; ++dt) {
             run_act((kiln_activation)act, (kiln_dtype)dt, 6, 300);
