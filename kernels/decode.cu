@@ -17,15 +17,18 @@
  *
  * Memory is the limit, so the kernel is built around the loads. Each warp streams its own
  * 16-key steps (warp w takes steps w, w + 4, ... of the block's share) straight from global
- * memory into registers with 16-byte loads, the next step's 16 loads per lane in flight
- * while the current one is computed; no shared memory on that path, no block barrier. The
- * products run on mma.sync with the keys as M and the 8 rows as N (the GQA group fills N,
- * not a 16-row M that would be mostly padding):
+ * memory into registers with 16-byte loads: the next step's K (8 loads per lane at
+ * D = 128) is issued before this step's scores and its V (8 more) before this step's P V,
+ * so a step's 8 KiB per warp is always in flight while the current one is computed; no
+ * shared memory on that path, no block barrier. The products run on mma.sync with the
+ * keys as M and the 8 rows as N (the GQA group fills N, not a 16-row M that would be mostly
+ * padding):
  *   S^T (16 keys x 8 rows) = K Q^T: lane (g, t) loads key rows g and g + 8 as the A
  *   fragments. The dot product is a sum over head dims, so any permutation of the dims
  *   that K and Q share is free: lane (g, t) takes dims 32j + 8t .. 32j + 8t + 7 of its
  *   rows (16 contiguous bytes), which are exactly its fragment slots of k-steps 2j and
- *   2j + 1; Q is loaded once, permuted the same way, as the B fragments.
+ *   2j + 1; Q, staged once in shared memory, is read back in the same order as the B
+ *   fragments (16-byte shared loads).
  *   O^T (dims x 8 rows) += V^T P^T: P^T's C layout is transposed into a B fragment with two
  *   movmatrix, and V^T's A fragments need two keys of one dim per register: lane (g, t)
  *   loads keys 2t, 2t + 1, 2t + 8, 2t + 9, 16 bytes (8 dims) of each, and pairs them with
@@ -34,7 +37,8 @@
  * its max is three xor-shuffles. Keys outside the block's range are never loaded (their
  * registers are zeros and their scores -inf), so no stale or past-the-end value reaches a
  * sum.
- * At the end the 4 warps' partial states merge through shared memory (16 KiB at D = 128).
+ * At the end the 4 warps' partial states merge through shared memory (16 KiB at D = 128;
+ * 26 KiB of shared memory in all with Q and the split weights).
  * With num_splits == 1 the block writes out and LSE. Otherwise it writes its normalised
  * partial output and LSE to the workspace (layout of kernels/kiln_args.h), and the block
  * that arrives last in its split group (a 64-bit counter per group after the LSE, see
