@@ -72,6 +72,8 @@
 #define NKS (D / 16) /* k-steps of K Q^T */
 #define NMT (D / 16) /* m-tiles (16 dims) of O^T */
 #define DPT (D / 16) /* dims per thread in the merges: 16 threads per row */
+#define MSL (NT / (D / 4)) /* split lanes of the split merge: D / 4 threads per lane */
+#define SO_FLOATS (NW * ROWS * D > MSL * ROWS * D ? NW * ROWS * D : MSL * ROWS * D)
 #define KILN_LOG2E 1.4426950408889634f
 #define KILN_LN2 0.6931471805599453f
 
@@ -290,7 +292,9 @@ KILN_DEV void dec_store_warp(const dec_state *st, kiln_i32 g, kiln_i32 t, float 
 KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
 {
     KILN_SHARED KILN_ALIGN16 kiln_elem qs[ROWS][D];
-    KILN_SHARED float so[NW][ROWS][D];
+    /* The warps' O^T states, then the merge's per-lane partial sums. */
+    KILN_SHARED KILN_ALIGN16 float so_flat[SO_FLOATS];
+    float(*so)[ROWS][D] = (float(*)[ROWS][D])so_flat;
     KILN_SHARED float sm[NW][ROWS], sl[NW][ROWS];
     KILN_SHARED float sw[ROWS][KILN_DECODE_MAX_SPLITS]; /* the merge's split weights */
     KILN_SHARED int last_flag;
@@ -492,9 +496,11 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     if (!last_flag) return; /* block-uniform */
     kiln_fence();
 
-    /* Last of the group: merge every split's partial of this row. The 16 threads of a row
-     * first fetch its split LSEs together (independent loads) and turn them into weights
-     * in shared memory; the partial outputs then stream with several loads in flight. */
+    /* Last of the group: merge every split's partial. The 16 threads of a row first fetch
+     * its split LSEs together (independent loads) and turn them into weights in shared
+     * memory; then thread tid owns 4 dims (tid % (D / 4)) of every live row for the
+     * splits lane_s + k * MSL, lane_s = tid / (D / 4), so the partials stream as 16-byte loads, 8 rows'
+     * worth in flight per thread, and the MSL partial sums meet in shared memory. */
     const kiln_i32 part = tid % 16;
     for (kiln_i32 sp = part; sp < a.num_splits; sp += 16)
         sw[row][sp] = kiln_ldcg(a.ws_lse + sp * split_rows + wrow);
@@ -502,34 +508,50 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     float mm = kiln_neg_inf();
     for (kiln_i32 sp = 0; sp < a.num_splits; ++sp) mm = kiln_fmaxf(mm, sw[row][sp]);
     kiln_sync();
-    float tot = 0.0f;
-    for (kiln_i32 sp = part; sp < a.num_splits; sp += 16) {
+    for (kiln_i32 sp = part; sp < a.num_splits; sp += 16)
         /* All splits -inf: no visible key (or only -inf scores): weights 0, out 0. */
-        const float f = mm == kiln_neg_inf() ? 0.0f : kiln_expf(sw[row][sp] - mm);
-        sw[row][sp] = f;
-    }
+        sw[row][sp] = mm == kiln_neg_inf() ? 0.0f : kiln_expf(sw[row][sp] - mm);
     kiln_sync();
+    float tot = 0.0f;
     for (kiln_i32 sp = 0; sp < a.num_splits; ++sp) tot += sw[row][sp];
-    #pragma unroll
-    for (kiln_i32 e = 0; e < DPT; ++e) acc[e] = 0.0f;
     {
-        const float *po = a.ws_out + wrow * D + d0;
-        const kiln_i64 stride = split_rows * D;
-        kiln_i32 sp = 0;
-        for (; sp + 4 <= a.num_splits; sp += 4) {
-            float x[4][DPT];
+        const kiln_i32 c4 = (tid % (D / 4)) * 4, lane_s = tid / (D / 4);
+        float m4[ROWS][4];
+        kiln_i64 wr[ROWS];
+        #pragma unroll
+        for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
+            const kiln_i64 pr = p0 + rr < rows ? p0 + rr : rows - 1;
+            wr[rr] = ((s.row0 + pr / group) * a.heads_q + hk * group + pr % group) * D + c4;
             #pragma unroll
-            for (kiln_i32 u = 0; u < 4; ++u)
-                #pragma unroll
-                for (kiln_i32 e = 0; e < DPT; ++e) x[u][e] = kiln_ldcg(po + (sp + u) * stride + e);
-            #pragma unroll
-            for (kiln_i32 u = 0; u < 4; ++u)
-                #pragma unroll
-                for (kiln_i32 e = 0; e < DPT; ++e) acc[e] += sw[row][sp + u] * x[u][e];
+            for (kiln_i32 e = 0; e < 4; ++e) m4[rr][e] = 0.0f;
         }
-        for (; sp < a.num_splits; ++sp)
+        for (kiln_i32 sp = lane_s; sp < a.num_splits; sp += MSL) {
+            const float *po = a.ws_out + sp * split_rows * D;
+            kiln_v4 x[ROWS];
             #pragma unroll
-            for (kiln_i32 e = 0; e < DPT; ++e) acc[e] += sw[row][sp] * kiln_ldcg(po + sp * stride + e);
+            for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
+                x[rr].c[0] = x[rr].c[1] = x[rr].c[2] = x[rr].c[3] = 0u;
+                if (p0 + rr < rows) x[rr] = kiln_ldcg16(po + wr[rr]);
+            }
+            #pragma unroll
+            for (kiln_i32 rr = 0; rr < ROWS; ++rr)
+                #pragma unroll
+                for (kiln_i32 e = 0; e < 4; ++e)
+                    m4[rr][e] += sw[rr][sp] * kiln_bits_f32(x[rr].c[e]);
+        }
+        kiln_sync(); /* so is free: every thread has read its warp states */
+        #pragma unroll
+        for (kiln_i32 rr = 0; rr < ROWS; ++rr)
+            #pragma unroll
+            for (kiln_i32 e = 0; e < 4; ++e) so_flat[(lane_s * ROWS + rr) * D + c4 + e] = m4[rr][e];
+        kiln_sync();
+        #pragma unroll
+        for (kiln_i32 e = 0; e < DPT; ++e) {
+            float sum = 0.0f;
+            #pragma unroll
+            for (kiln_i32 l2 = 0; l2 < MSL; ++l2) sum += so_flat[(l2 * ROWS + row) * D + d0 + e];
+            acc[e] = sum;
+        }
     }
     const float tinv = tot == 0.0f ? 0.0f : 1.0f / tot;
     if (!live) return;

@@ -7,7 +7,8 @@
  * kiln_ldg16(p): the 8 elements at p (16-byte aligned), through the read-only path without
  * allocating in L1 (each byte of the cache is read once).
  * kiln_lds16(p): the 8 elements at p (16-byte aligned) in shared memory.
- * kiln_ldcg(p): one float from L2, never a stale L1 line (data other blocks wrote).
+ * kiln_ldcg(p): one float from L2, never a stale L1 line (data other blocks wrote);
+ * kiln_ldcg16(p): the same for 4 floats at a 16-byte aligned p, as raw bits.
  * kiln_fence(): __threadfence(): this thread's writes are visible device-wide before any
  * later write of it.
  * kiln_cas64(p, cmp, val): atomic compare-and-swap of a 64-bit word; returns the old value.
@@ -42,6 +43,12 @@ KILN_DEV kiln_v4 kiln_lds16(const kiln_elem *p)
     return r;
 }
 KILN_DEV float kiln_ldcg(const float *p) { return *p; }
+KILN_DEV kiln_v4 kiln_ldcg16(const float *p)
+{
+    kiln_v4 r;
+    memcpy(&r, p, sizeof r);
+    return r;
+}
 KILN_DEV void kiln_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 KILN_DEV kiln_u64 kiln_cas64(kiln_u64 *p, kiln_u64 cmp, kiln_u64 val)
 {
@@ -83,6 +90,15 @@ KILN_DEV float kiln_ldcg(const float *p)
 {
     float r;
     asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(r) : "l"(p) : "memory");
+    return r;
+}
+KILN_DEV kiln_v4 kiln_ldcg16(const float *p)
+{
+    kiln_v4 r;
+    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.c[0]), "=r"(r.c[1]), "=r"(r.c[2]), "=r"(r.c[3])
+                 : "l"(p)
+                 : "memory");
     return r;
 }
 KILN_DEV void kiln_fence(void) { __threadfence(); }

@@ -302,7 +302,9 @@ void kiln_gpu_attn_args(kiln_attn_args *a, const kiln_attn_problem *p, int32_t n
     a->alibi = p->alibi;
     a->num_splits = num_splits > 1 ? num_splits : 1;
     if (a->num_splits > 1) {
-        a->ws_out = (float *)workspace;
+        /* 16-byte aligned (the workspace size leaves room), so kernels may read the
+         * partial outputs 16 bytes at a time. */
+        a->ws_out = (float *)(((uintptr_t)workspace + 15u) & ~(uintptr_t)15u);
         a->ws_lse = a->ws_out + (size_t)a->num_splits * (size_t)p->rows_q *
                                     (size_t)p->heads_q * (size_t)p->head_dim;
     }
