@@ -221,6 +221,10 @@ def kiln_attention_contenders(q, k, v, causal=False, suffix=""):
     return [Contender(f"kiln_{tier}{suffix}", fn, tier_context(tier)) for tier in KILN_TIERS]
 
 
+def set_kiln_tiers(names):
+    KILN_TIERS[:] = names
+
+
 def suite_reference(args, meta):
     b, h, d = 1, 16, 64
     dev = torch.device(DEV)
@@ -382,43 +386,47 @@ def timed(name, c, row, measure):
 def suite_prefill(args, meta):
     dev = torch.device(DEV)
     results = []
-    for d in (64, 128):
+    # D = 64 and 128 at every length; D = 96 and 256 (the head dims that fall off the fast
+    # tiers first) at 4k. H * D = 2048 (2016 for D = 96).
+    shapes = [(d, s) for d in (64, 128) for s in args.prefill_seqlens]
+    shapes += [(d, s) for d in (96, 256) for s in args.prefill_seqlens if s == 4096]
+    shapes.sort()
+    for d, s in shapes:
         h = 2048 // d
-        for s in args.prefill_seqlens:
-            b = max(1, args.prefill_tokens // s)
-            for causal in (False, True):
-                g = torch.Generator(device=dev).manual_seed(s + d)
-                q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16,
-                                       generator=g) for _ in range(3))
-                flops = 4 * b * h * s * s * d / (2 if causal else 1)
-                row = {"B": b, "H": h, "S": s, "D": d, "causal": causal, "flops": flops,
-                       "contenders": {}}
-                cs = sdpa_contenders(q, k, v, causal, names=["flash", "cudnn", "efficient"])
-                cs += kiln_attention_contenders(q, k, v, causal)
-                outs = {}
-                for c in cs:
-                    o = timed(c.name, c, row["contenders"], time_events)
-                    e = row["contenders"][c.name]
-                    if o is not None:
-                        kilnish = c.name.startswith("kiln")
-                        outs[c.name] = o.transpose(1, 2) if kilnish else o
-                        e["tflops"] = flops / e["median_s"] / 1e12
-                        if kilnish:
-                            e["dispatch"] = kiln.last_dispatch()
-                # Agreement with the best-established backend that ran (fp64 at this size
-                # would dominate the run).
-                ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
-                                 if n in outs), None)
-                for name in outs:
-                    if ref_name and name.startswith("kiln"):
-                        row["contenders"][name]["max_abs_diff_vs_" + ref_name] = \
-                            (outs[name].float() - outs[ref_name].float()).abs().max().item()
-                del q, k, v, outs
-                results.append(row)
-                print("prefill D={D} S={S} B={B} H={H} {c}: ".format(
-                    c="causal" if causal else "full", **row) + "  ".join(
-                    f"{n} {e['tflops']:.1f}" if "tflops" in e else f"{n} n/a"
-                    for n, e in row["contenders"].items()) + " TFLOP/s", flush=True)
+        b = max(1, args.prefill_tokens // s)
+        for causal in (False, True):
+            g = torch.Generator(device=dev).manual_seed(s + d)
+            q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16,
+                                   generator=g) for _ in range(3))
+            flops = 4 * b * h * s * s * d / (2 if causal else 1)
+            row = {"B": b, "H": h, "S": s, "D": d, "causal": causal, "flops": flops,
+                   "contenders": {}}
+            cs = sdpa_contenders(q, k, v, causal, names=args.sdpa)
+            cs += kiln_attention_contenders(q, k, v, causal)
+            outs = {}
+            for c in cs:
+                o = timed(c.name, c, row["contenders"], time_events)
+                e = row["contenders"][c.name]
+                if o is not None:
+                    kilnish = c.name.startswith("kiln")
+                    outs[c.name] = o.transpose(1, 2) if kilnish else o
+                    e["tflops"] = flops / e["median_s"] / 1e12
+                    if kilnish:
+                        e["dispatch"] = kiln.last_dispatch()
+            # Agreement with the best-established backend that ran (fp64 at this size
+            # would dominate the run).
+            ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
+                             if n in outs), None)
+            for name in outs:
+                if ref_name and name.startswith("kiln"):
+                    row["contenders"][name]["max_abs_diff_vs_" + ref_name] = \
+                        (outs[name].float() - outs[ref_name].float()).abs().max().item()
+            del q, k, v, outs
+            results.append(row)
+            print("prefill D={D} S={S} B={B} H={H} {c}: ".format(
+                c="causal" if causal else "full", **row) + "  ".join(
+                f"{n} {e['tflops']:.1f}" if "tflops" in e else f"{n} n/a"
+                for n, e in row["contenders"].items()) + " TFLOP/s", flush=True)
     return {"suite": "prefill", "timing": "CUDA events over back-to-back calls, median of 5",
             "flops": "4*B*H*S*S*D, halved for causal", "meta": meta, "results": results}
 
@@ -654,8 +662,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer shapes, for a smoke test")
     ap.add_argument("--only", default="",
-                    help="comma-separated suites to run instead of the default set "
-                         "(reference, prefill, decode, activation)")
+                    help="comma-separated suites to run (reference, prefill, decode, "
+                         "activation); default: reference, plus the others with --suite")
+    ap.add_argument("--kiln-tiers", default=",".join(KILN_TIERS),
+                    help="kiln GPU tiers to force, in order (default: %(default)s)")
+    ap.add_argument("--sdpa", default="flash,cudnn,efficient",
+                    help="SDPA backends of suite 2 (default: %(default)s)")
     ap.add_argument("--dry-run", action="store_true",
                     help="run every suite on the CPU at toy sizes: checks the script, "
                          "measures nothing meaningful")
@@ -666,6 +678,8 @@ def main():
     warnings.filterwarnings("ignore", message=".*has been runtime disabled.*")
     warnings.filterwarnings("ignore", message=".*fused kernels require.*")
     args.seqlens = [int(s) for s in args.seqlens.split(",")]
+    set_kiln_tiers([t for t in args.kiln_tiers.split(",") if t])
+    args.sdpa = [n for n in args.sdpa.split(",") if n]
     args.prefill_seqlens, args.prefill_tokens = [1024, 4096, 16384], 32768
     args.decode_batches, args.decode_lens = [1, 8, 64], [4096, 32768]
     args.act_shape = (8192, 14336)
@@ -688,16 +702,18 @@ def main():
     print(f"{meta['gpu']}  driver {meta['driver']}  torch {meta['torch']}  CUDA {meta['cuda']}"
           f"  kiln {meta['kiln_version']}  {meta['date']}", flush=True)
 
-    every = [("reference", suite_reference), ("prefill", suite_prefill),
-             ("decode", suite_decode), ("activation", suite_activation)]
+    suites = [("reference", suite_reference)]
+    if args.suite:
+        suites += [("prefill", suite_prefill), ("decode", suite_decode),
+                   ("activation", suite_activation)]
     if args.only:
-        wanted = args.only.split(",")
-        unknown = [w for w in wanted if w not in dict(every)]
+        every = {"reference": suite_reference, "prefill": suite_prefill,
+                 "decode": suite_decode, "activation": suite_activation}
+        wanted = [n for n in args.only.split(",") if n]
+        unknown = [n for n in wanted if n not in every]
         if unknown:
-            sys.exit(f"--only: unknown suite(s) {unknown}; known: {[n for n, _ in every]}")
-        suites = [(n, f) for n, f in every if n in wanted]
-    else:
-        suites = every if args.suite else every[:1]
+            sys.exit(f"--only: unknown suite {', '.join(unknown)}")
+        suites = [(n, every[n]) for n in wanted]
     tables = []
     for name, fn in suites:
         print(f"\n== {name} ==", flush=True)

@@ -304,7 +304,9 @@ typedef struct kiln_dispatch {
     int32_t num_splits;
 } kiln_dispatch;
 
-/* Copies the report of the last successful op on this thread into *out.
+/* Copies the report of the last successful op on this thread into *out. A call whose
+ * tensors are empty (a zero batch, sequence or row count) succeeds without running
+ * anything; its report names the backend, with target, tier and variant "none".
  * @return KILN_INVALID_ARGUMENT if out is NULL, KILN_KERNEL_NOT_FOUND if no op ran yet. */
 KILN_API kiln_status kiln_last_dispatch(kiln_dispatch *out);
 

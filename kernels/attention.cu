@@ -74,6 +74,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
     kiln_i64 lo, hi;
     kiln_key_range(&a, &s, p0, BQ, rows, group, split, &lo, &hi);
+    const kiln_band band = kiln_band_of(&a);
 
     const kiln_elem *q = (const kiln_elem *)a.q;
     const kiln_elem *k = (const kiln_elem *)a.k;
@@ -109,12 +110,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     for (kiln_i64 kt = lo; kt < hi; kt += BK) {
         kiln_sync(); /* previous tile fully consumed (and qs / row state written) */
         /* Row offsets once per key, so the page lookup is not repeated per element. */
-        if (t < BK && kt + t < hi) {
-            kiln_i64 ko, vo;
-            kiln_kv_row(&a, &s, b, kt + t, &ko, &vo);
-            kv_row[t][0] = ko + hk * a.k_stride_head;
-            kv_row[t][1] = vo + hk * a.v_stride_head;
-        }
+        kiln_kv_rows(&a, &s, b, hk, kt, hi, BK, kv_row);
         kiln_sync();
         for (kiln_i32 e = t; e < BK * DMAX; e += NT) {
             kiln_i32 jj = e / DMAX, d = e % DMAX;
@@ -151,25 +147,18 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                     kiln_i64 dist = i + diag - j;
                     x -= row_slope[row] * (float)(dist < 0 ? -dist : dist);
                 }
-                int visible = j < hi;
-#if KILN_MASK != KILN_MASK_FULL
-                if (a.window_left >= 0 && j < i + diag - a.window_left) visible = 0;
-#if KILN_MASK == KILN_MASK_CAUSAL
-                if (j > i + diag) visible = 0;
-#else
-                if (a.window_right >= 0 && j > i + diag + a.window_right) visible = 0;
-#endif
-#endif
+                const int visible = j < hi && kiln_key_visible(band, (kiln_i32)(j - (i + diag)));
                 ss[row][c] = visible ? x : kiln_neg_inf();
             }
         }
         kiln_sync();
 
         /* Phase 2: online softmax. A row with nothing visible yet keeps max -inf and uses 0
-         * as its reference so exp() gives 0, never NaN. */
+         * as its reference so exp() gives 0, never NaN. A NaN score makes the max NaN (and
+         * the row NaN, as in the reference); +inf gives exp(inf - inf) = NaN likewise. */
         if (t < BQ) {
             float m_old = row_m[t], m_new = m_old;
-            for (kiln_i32 c = 0; c < BK; ++c) m_new = kiln_fmaxf(m_new, ss[t][c]);
+            for (kiln_i32 c = 0; c < BK; ++c) m_new = kiln_fmax_nan(m_new, ss[t][c]);
             float use = m_new == kiln_neg_inf() ? 0.0f : m_new;
             row_m[t] = m_new;
             row_use[t] = use;
@@ -213,27 +202,15 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         if (p0 + pr + r >= rows) continue;
         const kiln_i64 i = row_i[pr + r], h = row_h[pr + r];
         const float l = row_l[pr + r];
-        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        const float lse = l > 0.0f ? row_m[pr + r] + kiln_logf(l) : kiln_neg_inf();
-        if (a.num_splits > 1) {
-            const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
-            #pragma unroll
-            for (kiln_i32 c = 0; c < CPT; ++c) {
-                kiln_i64 d = pd + c * TD;
-                if (d < hd) a.ws_out[wrow * hd + d] = acc[r][c] * inv;
-            }
-            if (pd == 0) a.ws_lse[wrow] = lse;
-        } else {
-            kiln_elem *o = (kiln_elem *)a.out;
-            #pragma unroll
-            for (kiln_i32 c = 0; c < CPT; ++c) {
-                kiln_i64 d = pd + c * TD;
-                if (d < hd)
-                    o[s.o_off + i * a.o_stride_row + h * a.o_stride_head + d] =
-                        kiln_f32_to_elem(acc[r][c] * inv);
-            }
-            if (pd == 0 && a.lse)
-                a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
+        /* l is 0 exactly when no visible key contributed; NaN propagates. */
+        const float inv = l != 0.0f ? 1.0f / l : 0.0f;
+        const float lse = l != 0.0f ? row_m[pr + r] + kiln_logf(l) : kiln_neg_inf();
+        const kiln_out_row o = kiln_out_row_of(&a, &s, split, i, h);
+        #pragma unroll
+        for (kiln_i32 c = 0; c < CPT; ++c) {
+            const kiln_i64 d = pd + c * TD;
+            if (d < hd) kiln_out_put(&o, d, acc[r][c] * inv);
         }
+        if (pd == 0) kiln_out_lse(&o, lse);
     }
 }

@@ -3,25 +3,32 @@
  * arguments, row packing, masks, soft-cap, ALiBi, LSE, split-KV workspace) with both
  * products on warp-level mma.sync (kernels/mma.h). A variant is this file plus
  *   KILN_DTYPE     1 f16 | 2 bf16
- *   KILN_HEAD_DIM  64 | 128          exactly the runtime head_dim (others run generic)
+ *   KILN_HEAD_DIM  32 | 64 | 80 | 96 | 128 | 160 | 192 | 256: the compiled width; the
+ *                  runtime head_dim (a multiple of 8) may be smaller, its extra columns
+ *                  are zero in shared memory and never stored
  *   KILN_MASK, KILN_MODE             as in attention.cu
- * The host picks this kernel only when K and V rows can be read 16 bytes at a time (base
- * pointers 16-byte aligned, every K / V stride a multiple of 8 elements).
+ * The launch shape per head dim (warps, m16 tiles per warp, keys per tile, stages, where
+ * the Q fragments live) is in attention_mma.h with how it was chosen. The host picks this
+ * kernel only when Q, K and V rows can be read 16 bytes at a time (base pointers 16-byte
+ * aligned, every stride a multiple of 8 elements) and the shared memory fits the device.
  *
- * Grid (ceil(rows / KILN_ATTN_TENSOR_BLOCK_Q), heads_kv, batch * num_splits), 4 warps: a
- * block owns 64 packed (query, head) rows, warp w rows 16w..16w+15, and for each tile of
- * 64 keys in the block's visible range:
- *   K and V tiles staged in shared memory by cp.async, V_t while S_t is computed and
- *   K_t+1 while P_t V_t is (16-byte copies; a paged row looked up once)
- *   S = Q K^T on mma (Q fragments stay in registers for the whole loop), then scale,
- *   soft-cap, ALiBi and mask on the accumulator registers
+ * Grid (ceil(rows / 128), heads_kv, batch * num_splits); a block owns 128 packed (query,
+ * head) rows, warp w the MT m16 tiles w * MT .. w * MT + MT - 1, and:
+ *   Q (128 x D) is copied to shared memory once; where the shape keeps Q in registers its
+ *   A fragments are read from there once, else each k-step reads them (ldmatrix)
+ *   K and V tiles of BK keys go through a ring of ST stages filled by cp.async: while tile
+ *   t is computed, tiles t + 1 .. t + ST - 1 are in flight (a paged row is looked up once
+ *   per key, into a ring of row offsets)
+ *   per tile: S = Q K^T on mma (K fragments by ldmatrix, each used by all MT tiles of the
+ *   warp), then scale, soft-cap, ALiBi and mask on the accumulator registers
  *   online softmax in registers: a row lives in the 4 lanes of a quad, so its max needs
  *   two xor-shuffles; its sum stays per lane until the end
  *   P is rounded to the element type straight from the accumulator layout (an m16n8 C
  *   tile pair is exactly an m16k16 A fragment) and O += P V on mma, V's fragments read
  *   transposed by ldmatrix.trans
- * Shared memory: 2 * 64 * (D + 8) * 2 + 2 * 64 * 16 bytes = 36,864 at D = 128. The row
- * pad of 8 elements puts the 8 rows of each fragment load in different banks.
+ * NaN / inf follow the fp64 reference: whether a row has a visible key is decided from the
+ * mask and key range, never from its running max, so a NaN score or exp(inf - inf) makes
+ * the row NaN. Keys past the block's range are zero-filled, never read.
  */
 #include "kiln_device.h"
 #include "kiln_args.h"
@@ -32,61 +39,63 @@
 #if !defined(KILN_HEAD_DIM) || !defined(KILN_MASK) || !defined(KILN_MODE)
 #error "KILN_HEAD_DIM, KILN_MASK and KILN_MODE must be defined"
 #endif
-#if KILN_HEAD_DIM != 64 && KILN_HEAD_DIM != 128
-#error "the tensor tier compiles head_dim 64 and 128"
+#if KILN_HEAD_DIM != 32 && KILN_HEAD_DIM != 64 && KILN_HEAD_DIM != 80 && KILN_HEAD_DIM != 96 && \
+    KILN_HEAD_DIM != 128 && KILN_HEAD_DIM != 160 && KILN_HEAD_DIM != 192 && KILN_HEAD_DIM != 256
+#error "the tensor tier compiles head_dim 32, 64, 80, 96, 128, 160, 192 and 256"
 #endif
 #if KILN_DTYPE != 1 && KILN_DTYPE != 2
 #error "the tensor tier takes f16 or bf16"
 #endif
 
 #define D KILN_HEAD_DIM
+#define NW KILN_TQ_WARPS(D)
+#define MT KILN_TQ_MTILES(D)
+#define BK KILN_TQ_BLOCK_K(D)
+#define ST KILN_TQ_STAGES(D)
+#define QREG KILN_TQ_Q_IN_REGS(D)
 #define BQ KILN_ATTN_TENSOR_BLOCK_Q
-#define BK KILN_ATTN_TENSOR_BLOCK_K
-#define NT KILN_ATTN_THREADS
-#define LDS (D + 8)
-#define NKT (BK / 8)  /* score tiles (n = 8 keys) per warp */
-#define NDT (D / 8)   /* output tiles (n = 8 dims) per warp */
+#define NT KILN_TQ_THREADS(D)
+#define LDS KILN_TQ_LDS(D)
+#define NKT (BK / 8)  /* score tiles (n = 8 keys) per m16 tile */
+#define NDT (D / 8)   /* output tiles (n = 8 dims) per m16 tile */
 #define NKC (D / 16)  /* k-steps of Q K^T over the head dim */
 #define NPC (BK / 16) /* k-steps of P V over the keys */
 #define KILN_LOG2E 1.4426950408889634f
 #define KILN_LN2 0.6931471805599453f
 
-#if BQ != 16 * (NT / 32)
-#error "one warp per 16 rows"
+#if BQ != 16 * MT * NW || ST < 2 || NDT % 2 || NKT % 2
+#error "inconsistent tensor-tier shape"
 #endif
 
+/* Shared memory: the Q tile, then ST stages of (K tile, V tile), then ST x BK x 2 row
+ * offsets. */
+#define Q_ELEMS (BQ * LDS)
+#define TILE_ELEMS (BK * LDS)
+#define ROWS_OFFSET ((Q_ELEMS + 2 * ST * TILE_ELEMS) * 2)
 
-/* Offsets of the K and V rows (head hk) of keys kt.. kt + BK - 1 below hi. */
-KILN_DEV void kiln_kv_rows(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
-                           kiln_i64 kt, kiln_i64 hi, kiln_i64 rows[BK][2])
+/* Starts the copy of the K and V tiles of keys kt .. kt + BK - 1 into stage (ks, vs): keys
+ * at or past hi and columns at or past the runtime head_dim become zeros, not stale or
+ * foreign data (a masked key's weight is 0, and 0 * NaN would not be). */
+KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
+                              const kiln_elem *v, kiln_i64 (*rows)[2], kiln_i64 kt,
+                              kiln_i64 hi, kiln_i32 hd)
 {
-    const kiln_i32 tid = kiln_thread_x();
-    if (tid < BK && kt + tid < hi) {
-        kiln_i64 ko, vo;
-        kiln_kv_row(a, s, b, kt + tid, &ko, &vo);
-        rows[tid][0] = ko + hk * a->k_stride_head;
-        rows[tid][1] = vo + hk * a->v_stride_head;
-    }
-}
-
-/* Starts the copy of one K or V tile (which: 0 K, 1 V); keys at or past hi become zeros,
- * not stale rows: a masked key's weight is 0, and 0 * NaN would not be. */
-KILN_DEV void kiln_tile_issue(kiln_elem dst[BK][LDS], const kiln_elem *src,
-                              const kiln_i64 rows[BK][2], kiln_i32 which, kiln_i64 kt,
-                              kiln_i64 hi)
-{
-    for (kiln_i32 e = kiln_thread_x(); e < BK * (D / 8); e += NT) {
+    #pragma unroll
+    for (kiln_i32 x = 0; x < (BK * (D / 8) + NT - 1) / NT; ++x) {
+        const kiln_i32 e = kiln_thread_x() + x * NT;
+        if ((BK * (D / 8)) % NT && e >= BK * (D / 8)) break;
         const kiln_i32 jj = e / (D / 8), c = (e % (D / 8)) * 8;
-        const int valid = kt + jj < hi;
-        kiln_cp_async16(&dst[jj][c], valid ? src + rows[jj][which] + c : src, valid);
+        const int valid = kt + jj < hi && c < hd;
+        kiln_cp_async16(kiln_sptr_add(ks, jj * LDS + c), valid ? k + rows[jj][0] + c : k, valid);
+        kiln_cp_async16(kiln_sptr_add(vs, jj * LDS + c), valid ? v + rows[jj][1] + c : v, valid);
     }
 }
 
 KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
 {
-    KILN_SHARED KILN_ALIGN16 kiln_elem ks[BK][LDS];
-    KILN_SHARED KILN_ALIGN16 kiln_elem vs[BK][LDS];
-    KILN_SHARED kiln_i64 kv_row[2][BK][2];
+    KILN_DYNAMIC_SHARED(smem, KILN_TQ_SMEM_BYTES(D));
+    const kiln_sptr qs = kiln_sptr_of((kiln_elem *)smem);
+    kiln_i64(*kv_row)[BK][2] = (kiln_i64(*)[BK][2])(smem + ROWS_OFFSET);
 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 lane = tid % 32, warp = tid / 32;
@@ -95,6 +104,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i64 b = kiln_block_z() / a.num_splits;
     const kiln_i64 split = kiln_block_z() % a.num_splits;
     const kiln_i64 group = a.heads_q / a.heads_kv;
+    const kiln_i32 hd = (kiln_i32)a.head_dim;
     const kiln_seq s = kiln_seq_of(&a, b);
     /* Under a causal mask (or a window open to the left) blocks of later queries see more
      * keys: those start first, so the short ones fill the tail of the grid. */
@@ -109,228 +119,288 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
     kiln_i64 lo, hi;
     kiln_key_range(&a, &s, p0, BQ, rows, group, split, &lo, &hi);
-#if KILN_MASK != KILN_MASK_FULL
+    const kiln_band band = kiln_band_of(&a);
     /* The block's first and last query, to tell tiles no row masks. */
     const kiln_i64 i0 = p0 / group;
     const kiln_i64 i_last = ((p0 + BQ < rows ? p0 + BQ : rows) - 1) / group;
-#endif
 
     const kiln_elem *q = (const kiln_elem *)a.q;
     const kiln_elem *k = (const kiln_elem *)a.k;
     const kiln_elem *v = (const kiln_elem *)a.v;
 
-    /* This lane's two rows (fragment rows g and g + 8 of the warp's 16). Rows past the end
-     * compute on the last row's data and are not stored. */
-    kiln_i64 ri[2], rh[2];
-    float slope[2];
-    int live[2];
+    /* Q rows to shared memory (rows past the end and columns past head_dim as zeros). */
     #pragma unroll
-    for (kiln_i32 r = 0; r < 2; ++r) {
-        const kiln_i64 p = p0 + warp * 16 + g + 8 * r;
-        const kiln_i64 pc = p < rows ? p : rows - 1;
-        live[r] = p < rows;
-        ri[r] = pc / group;
-        rh[r] = hk * group + pc % group;
-        slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + rh[r]] * KILN_LOG2E : 0.0f;
+    for (kiln_i32 x = 0; x < (BQ * (D / 8) + NT - 1) / NT; ++x) {
+        const kiln_i32 e = tid + x * NT;
+        if ((BQ * (D / 8)) % NT && e >= BQ * (D / 8)) break;
+        const kiln_i32 r = e / (D / 8), c = (e % (D / 8)) * 8;
+        const kiln_i64 p = p0 + r;
+        const int valid = p < rows && c < hd;
+        const kiln_i64 at = valid ? s.q_off + (p / group) * a.q_stride_row +
+                                        (hk * group + p % group) * a.q_stride_head + c
+                                  : 0;
+        kiln_cp_async16(kiln_sptr_add(qs, r * LDS + c), q + at, valid);
     }
 
-#if KILN_MASK != KILN_MASK_FULL
-    const kiln_i32 wl = (kiln_i32)(a.window_left > (1 << 30) ? (1 << 30) : a.window_left);
-#if KILN_MASK == KILN_MASK_WINDOW
-    const kiln_i32 wr = (kiln_i32)(a.window_right > (1 << 30) ? (1 << 30) : a.window_right);
-#endif
-#endif
-    /* Scores live in base-2 units (natural logit * log2 e) so each weight is one exp2. */
-    const float scale2 = a.scale * KILN_LOG2E, softcap2 = a.softcap * KILN_LOG2E;
-    kiln_u32 qf[NKC][4];
+    /* This lane's rows: fragment rows g and g + 8 of each of the warp's MT m16 tiles. Rows
+     * past the end compute on the last row's data and are not stored. dr is the row's
+     * diagonal key less lo; first is its first visible key less lo (the int32 maximum when
+     * it sees none in this block's range). */
+    kiln_i32 dr[MT][2], first[MT][2];
+    float slope[MT][2];
     #pragma unroll
-    for (kiln_i32 kc = 0; kc < NKC; ++kc)
+    for (kiln_i32 mt = 0; mt < MT; ++mt)
         #pragma unroll
-        for (kiln_i32 x = 0; x < 4; ++x) {
-            const kiln_i32 r = x & 1, half = x >> 1;
-            const kiln_i64 at = s.q_off + ri[r] * a.q_stride_row + rh[r] * a.q_stride_head +
-                                kc * 16 + half * 8 + 2 * tq;
-            qf[kc][x] = (kiln_u32)q[at] | ((kiln_u32)q[at + 1] << 16);
+        for (kiln_i32 r = 0; r < 2; ++r) {
+            const kiln_i64 p = p0 + (warp * MT + mt) * 16 + g + 8 * r;
+            const kiln_i64 pc = p < rows ? p : rows - 1;
+            const kiln_i64 i = pc / group;
+            kiln_i64 f = i + diag + band.lo, e = i + diag + band.hi + 1;
+            if (f < lo) f = lo;
+            if (e > hi) e = hi;
+            dr[mt][r] = (kiln_i32)(i + diag - lo);
+            first[mt][r] = f < e ? (kiln_i32)(f - lo) : 0x7fffffff;
+            slope[mt][r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + hk * group + pc % group] *
+                                         KILN_LOG2E
+                                   : 0.0f;
         }
 
-    float o[NDT][4];
-    #pragma unroll
-    for (kiln_i32 n = 0; n < NDT; ++n)
-        #pragma unroll
-        for (kiln_i32 x = 0; x < 4; ++x) o[n][x] = 0.0f;
-    float m[2], l[2];
-    m[0] = m[1] = kiln_neg_inf();
-    l[0] = l[1] = 0.0f;
+    /* Scores live in base-2 units (natural logit * log2 e) so each weight is one exp2. */
+    const float scale2 = a.scale * KILN_LOG2E, softcap2 = a.softcap * KILN_LOG2E;
+    const float capscale = a.softcap != 0.0f ? a.scale / a.softcap : 0.0f;
 
-    /* Pipeline, one buffer each for K and V: V_t is copied while S_t and the softmax run,
-     * K_t+1 while O += P_t V_t runs. cp.async groups retire in order, so "at most one in
-     * flight" always means "all but the newest". Row offsets go through shared memory,
-     * double-buffered, so a page is looked up once per key. */
+    float o[MT][NDT][4];
+    #pragma unroll
+    for (kiln_i32 mt = 0; mt < MT; ++mt)
+        #pragma unroll
+        for (kiln_i32 n = 0; n < NDT; ++n)
+            #pragma unroll
+            for (kiln_i32 x = 0; x < 4; ++x) o[mt][n][x] = 0.0f;
+    float m[MT][2], l[MT][2];
+    #pragma unroll
+    for (kiln_i32 mt = 0; mt < MT; ++mt)
+        #pragma unroll
+        for (kiln_i32 r = 0; r < 2; ++r) {
+            m[mt][r] = kiln_neg_inf();
+            l[mt][r] = 0.0f;
+        }
+
+    /* Pipeline prologue: row offsets of tiles 0 .. ST - 1, copies of tiles 0 .. ST - 2
+     * (the Q copies join the first group). Tile x uses stage x % ST. */
     const kiln_i64 ntiles = hi > lo ? (hi - lo + BK - 1) / BK : 0;
-    if (ntiles > 0) {
-        kiln_kv_rows(&a, &s, b, hk, lo, hi, kv_row[0]);
-        kiln_sync();
-        kiln_tile_issue(ks, k, kv_row[0], 0, lo, hi);
+    #pragma unroll
+    for (kiln_i32 x = 0; x < ST; ++x)
+        if (x < ntiles) kiln_kv_rows(&a, &s, b, hk, lo + x * BK, hi, BK, kv_row[x]);
+    kiln_sync();
+    #pragma unroll
+    for (kiln_i32 x = 0; x < ST - 1; ++x) {
+        const kiln_sptr ks = kiln_sptr_add(qs, Q_ELEMS + 2 * x * TILE_ELEMS);
+        if (x < ntiles)
+            kiln_tile_issue(ks, kiln_sptr_add(ks, TILE_ELEMS), k, v, kv_row[x], lo + x * BK, hi, hd);
+        kiln_cp_async_commit();
     }
-    kiln_cp_async_commit();
+
+    /* Each lane's ldmatrix row address (elements from the tile start) in the Q tile (for
+     * m16 tile 0, k-step 0), a K tile (score tiles 0 and 1, k-step 0) and a V tile (keys
+     * 0-15, output tiles 0 and 1); the loops add constants to them. */
+    const kiln_i32 mi = lane / 8;
+    const kiln_i32 q_lane = (warp * MT * 16 + (mi & 1) * 8 + lane % 8) * LDS + (mi >> 1) * 8;
+    const kiln_i32 k_lane = ((mi >> 1) * 8 + lane % 8) * LDS + (mi & 1) * 8;
+    const kiln_i32 v_lane = ((mi & 1) * 8 + lane % 8) * LDS + (mi >> 1) * 8;
+
+#if QREG
+    kiln_u32 qf[MT][NKC][4];
+    kiln_cp_async_wait_n(ST - 2 > 0 ? ST - 2 : 0); /* Q (with tile 0) */
+    kiln_sync();
+    #pragma unroll
+    for (kiln_i32 mt = 0; mt < MT; ++mt)
+        #pragma unroll
+        for (kiln_i32 kc = 0; kc < NKC; ++kc)
+            kiln_ldmatrix_x4(qf[mt][kc], kiln_sptr_add(qs, q_lane + mt * 16 * LDS + kc * 16));
+#endif
 
     for (kiln_i64 t = 0; t < ntiles; ++t) {
         const kiln_i64 kt = lo + t * BK;
-        const kiln_i32 cur = (kiln_i32)(t & 1);
-        kiln_tile_issue(vs, v, kv_row[cur], 1, kt, hi);
-        kiln_cp_async_commit();
-        if (t + 1 < ntiles) kiln_kv_rows(&a, &s, b, hk, kt + BK, hi, kv_row[cur ^ 1]);
-        kiln_cp_async_wait1(); /* K_t */
+        const kiln_i32 slot = (kiln_i32)(t % ST);
+        const kiln_sptr ks = kiln_sptr_add(qs, Q_ELEMS + 2 * slot * TILE_ELEMS);
+        const kiln_sptr vs = kiln_sptr_add(ks, TILE_ELEMS);
+        {
+            /* Tile t + ST - 1 goes to the stage tile t - 1 left (free since the barrier
+             * that ended the previous step). */
+            const kiln_i64 nx = t + ST - 1;
+            const kiln_sptr kn = kiln_sptr_add(qs, Q_ELEMS + 2 * (kiln_i32)(nx % ST) * TILE_ELEMS);
+            if (nx < ntiles)
+                kiln_tile_issue(kn, kiln_sptr_add(kn, TILE_ELEMS), k, v, kv_row[nx % ST],
+                                lo + nx * BK, hi, hd);
+            kiln_cp_async_commit();
+        }
+        kiln_cp_async_wait_n(ST - 1); /* tile t */
         kiln_sync();
 
-        float sc[NKT][4];
+        /* S = Q K^T: per k-step, two score tiles' K fragments per ldmatrix, used by every
+         * m16 tile of the warp. */
+        float sc[MT][NKT][4];
         #pragma unroll
-        for (kiln_i32 n = 0; n < NKT; ++n) {
+        for (kiln_i32 mt = 0; mt < MT; ++mt)
             #pragma unroll
-            for (kiln_i32 x = 0; x < 4; ++x) sc[n][x] = 0.0f;
+            for (kiln_i32 n = 0; n < NKT; ++n)
+                #pragma unroll
+                for (kiln_i32 x = 0; x < 4; ++x) sc[mt][n][x] = 0.0f;
+        #pragma unroll
+        for (kiln_i32 kc = 0; kc < NKC; ++kc) {
+#if QREG
+#define QF(mt) qf[mt][kc]
+#else
+            kiln_u32 qa[MT][4];
             #pragma unroll
-            for (kiln_i32 kc = 0; kc < NKC; ++kc) {
-                kiln_u32 bf[2];
-                bf[0] = kiln_lds32(&ks[n * 8 + g][kc * 16 + 2 * tq]);
-                bf[1] = kiln_lds32(&ks[n * 8 + g][kc * 16 + 8 + 2 * tq]);
-                kiln_mma16816(sc[n], qf[kc], bf, sc[n]);
+            for (kiln_i32 mt = 0; mt < MT; ++mt)
+                kiln_ldmatrix_x4(qa[mt], kiln_sptr_add(qs, q_lane + mt * 16 * LDS + kc * 16));
+#define QF(mt) qa[mt]
+#endif
+            #pragma unroll
+            for (kiln_i32 n = 0; n < NKT; n += 2) {
+                kiln_u32 bf[4];
+                kiln_ldmatrix_x4(bf, kiln_sptr_add(ks, k_lane + n * 8 * LDS + kc * 16));
+                #pragma unroll
+                for (kiln_i32 mt = 0; mt < MT; ++mt) {
+                    kiln_mma16816(sc[mt][n], QF(mt), bf, sc[mt][n]);
+                    kiln_mma16816(sc[mt][n + 1], QF(mt), bf + 2, sc[mt][n + 1]);
+                }
+            }
+#undef QF
+        }
+
+        /* Logits: scale or soft-cap, ALiBi, mask. Each test is uniform over the block, so
+         * it is made once per tile, not per score. */
+        if (a.softcap != 0.0f) {
+            #pragma unroll
+            for (kiln_i32 mt = 0; mt < MT; ++mt)
+                #pragma unroll
+                for (kiln_i32 n = 0; n < NKT; ++n)
+                    #pragma unroll
+                    for (kiln_i32 x = 0; x < 4; ++x)
+                        sc[mt][n][x] = softcap2 * kiln_tanhf(sc[mt][n][x] * capscale);
+        } else {
+            #pragma unroll
+            for (kiln_i32 mt = 0; mt < MT; ++mt)
+                #pragma unroll
+                for (kiln_i32 n = 0; n < NKT; ++n)
+                    #pragma unroll
+                    for (kiln_i32 x = 0; x < 4; ++x) sc[mt][n][x] *= scale2;
+        }
+        /* Tile coordinates: key kt + jj of a row is on its diagonal when jj == dr - t * BK. */
+        const kiln_i32 tk = (kiln_i32)(t * BK);
+        if (a.alibi) {
+            #pragma unroll
+            for (kiln_i32 mt = 0; mt < MT; ++mt)
+                #pragma unroll
+                for (kiln_i32 n = 0; n < NKT; ++n)
+                    #pragma unroll
+                    for (kiln_i32 x = 0; x < 4; ++x) {
+                        const kiln_i32 r = x >> 1;
+                        const kiln_i32 dist = dr[mt][r] - tk - (n * 8 + 2 * tq + (x & 1));
+                        sc[mt][n][x] -= slope[mt][r] * (float)(dist < 0 ? -dist : dist);
+                    }
+        }
+        if (!kiln_tile_whole(band, kt, BK, hi, i0, i_last, diag)) {
+            const kiln_i32 lim = (kiln_i32)(hi - kt < BK ? hi - kt : BK);
+            #pragma unroll
+            for (kiln_i32 mt = 0; mt < MT; ++mt)
+                #pragma unroll
+                for (kiln_i32 n = 0; n < NKT; ++n)
+                    #pragma unroll
+                    for (kiln_i32 x = 0; x < 4; ++x) {
+                        const kiln_i32 jj = n * 8 + 2 * tq + (x & 1);
+                        if (!(jj < lim && kiln_key_visible(band, jj - (dr[mt][x >> 1] - tk))))
+                            sc[mt][n][x] = kiln_neg_inf();
+                    }
+        }
+
+        /* Online softmax. A row that has seen no visible key yet (by the mask, not by its
+         * max) uses 0 as its reference, so its masked scores weigh exp(-inf) = 0. */
+        float use[MT][2];
+        #pragma unroll
+        for (kiln_i32 mt = 0; mt < MT; ++mt) {
+            float mx[2];
+            mx[0] = m[mt][0];
+            mx[1] = m[mt][1];
+            #pragma unroll
+            for (kiln_i32 n = 0; n < NKT; ++n)
+                #pragma unroll
+                for (kiln_i32 x = 0; x < 4; ++x)
+                    mx[x >> 1] = kiln_fmax_nan(mx[x >> 1], sc[mt][n][x]);
+            #pragma unroll
+            for (kiln_i32 r = 0; r < 2; ++r) {
+                mx[r] = kiln_fmax_nan(mx[r], kiln_shfl_xor(mx[r], 1));
+                mx[r] = kiln_fmax_nan(mx[r], kiln_shfl_xor(mx[r], 2));
+                use[mt][r] = first[mt][r] < tk + BK ? mx[r] : 0.0f;
+                const float alpha = kiln_exp2f(m[mt][r] - use[mt][r]);
+                m[mt][r] = mx[r];
+                l[mt][r] *= alpha;
+                #pragma unroll
+                for (kiln_i32 n = 0; n < NDT; ++n) {
+                    o[mt][n][2 * r] *= alpha;
+                    o[mt][n][2 * r + 1] *= alpha;
+                }
             }
         }
 
-        /* Block-uniform: no key of this tile is masked for any row of the block. */
-        int whole = kt + BK <= hi;
-#if KILN_MASK != KILN_MASK_FULL
-        if (a.window_left >= 0 && kt < i_last + diag - a.window_left) whole = 0;
-#if KILN_MASK == KILN_MASK_CAUSAL
-        if (kt + BK - 1 > i0 + diag) whole = 0;
-#else
-        if (a.window_right >= 0 && kt + BK - 1 > i0 + diag + a.window_right) whole = 0;
-#endif
-#endif
-        /* Masks in 32-bit tile coordinates: key kt + jj of row r is on the diagonal when
-         * jj == dr[r]; window sizes beyond any sequence are clamped so they still fit. */
-        const kiln_i32 lim = (kiln_i32)(hi - kt < BK ? hi - kt : BK);
-        kiln_i32 dr[2];
-        dr[0] = (kiln_i32)(ri[0] + diag - kt);
-        dr[1] = (kiln_i32)(ri[1] + diag - kt);
-        float mx[2];
-        mx[0] = m[0];
-        mx[1] = m[1];
-        #pragma unroll
-        for (kiln_i32 n = 0; n < NKT; ++n)
-            #pragma unroll
-            for (kiln_i32 x = 0; x < 4; ++x) {
-                const kiln_i32 r = x >> 1;
-                const kiln_i32 jj = n * 8 + 2 * tq + (x & 1);
-                float y;
-                if (a.softcap != 0.0f)
-                    y = softcap2 * kiln_tanhf(sc[n][x] * a.scale / a.softcap);
-                else
-                    y = sc[n][x] * scale2;
-                if (a.alibi) {
-                    const kiln_i32 dist = dr[r] - jj;
-                    y -= slope[r] * (float)(dist < 0 ? -dist : dist);
-                }
-                int visible = 1;
-                if (!whole) {
-                    visible = jj < lim;
-#if KILN_MASK != KILN_MASK_FULL
-                    if (wl >= 0 && jj < dr[r] - wl) visible = 0;
-#if KILN_MASK == KILN_MASK_CAUSAL
-                    if (jj > dr[r]) visible = 0;
-#else
-                    if (wr >= 0 && jj > dr[r] + wr) visible = 0;
-#endif
-#endif
-                }
-                sc[n][x] = visible ? y : kiln_neg_inf();
-                mx[r] = kiln_fmaxf(mx[r], sc[n][x]);
-            }
-        /* A row with nothing visible yet keeps max -inf and uses 0 as its reference, so
-         * exp() gives 0, never NaN. */
-        float use[2], alpha[2];
-        #pragma unroll
-        for (kiln_i32 r = 0; r < 2; ++r) {
-            mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
-            mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
-            use[r] = mx[r] == kiln_neg_inf() ? 0.0f : mx[r];
-            alpha[r] = kiln_exp2f(m[r] - use[r]);
-            m[r] = mx[r];
-            l[r] *= alpha[r];
-        }
-        #pragma unroll
-        for (kiln_i32 n = 0; n < NDT; ++n) {
-            o[n][0] *= alpha[0];
-            o[n][1] *= alpha[0];
-            o[n][2] *= alpha[1];
-            o[n][3] *= alpha[1];
-        }
-
-        kiln_sync(); /* every warp is done with ks */
-        if (t + 1 < ntiles) kiln_tile_issue(ks, k, kv_row[cur ^ 1], 0, kt + BK, hi);
-        kiln_cp_async_commit();
-        kiln_cp_async_wait1(); /* V_t */
-        kiln_sync();
-
+        /* O += P V, 16 keys per k-step; two output tiles' V fragments per ldmatrix.trans
+         * (matrices: keys 0-7 and 8-15 of dims n, then of dims n + 1). */
         #pragma unroll
         for (kiln_i32 kc = 0; kc < NPC; ++kc) {
-            kiln_u32 pf[4];
+            kiln_u32 pf[MT][4];
             #pragma unroll
-            for (kiln_i32 hf = 0; hf < 2; ++hf) {
-                const float *c = sc[2 * kc + hf];
-                const float e0 = kiln_exp2f(c[0] - use[0]), e1 = kiln_exp2f(c[1] - use[0]);
-                const float e2 = kiln_exp2f(c[2] - use[1]), e3 = kiln_exp2f(c[3] - use[1]);
-                l[0] += e0 + e1;
-                l[1] += e2 + e3;
-                pf[2 * hf] = kiln_pack2(e0, e1);
-                pf[2 * hf + 1] = kiln_pack2(e2, e3);
-            }
-            /* B[k][n] = V[key][dim] pairs two keys of one dim: V read transposed, two
-             * output tiles per ldmatrix (matrices: keys 0-7 and 8-15 of dims n, then of
-             * dims n + 1). */
+            for (kiln_i32 mt = 0; mt < MT; ++mt)
+                #pragma unroll
+                for (kiln_i32 hf = 0; hf < 2; ++hf) {
+                    const float *c = sc[mt][2 * kc + hf];
+                    const float e0 = kiln_exp2f(c[0] - use[mt][0]);
+                    const float e1 = kiln_exp2f(c[1] - use[mt][0]);
+                    const float e2 = kiln_exp2f(c[2] - use[mt][1]);
+                    const float e3 = kiln_exp2f(c[3] - use[mt][1]);
+                    l[mt][0] += e0 + e1;
+                    l[mt][1] += e2 + e3;
+                    pf[mt][2 * hf] = kiln_pack2(e0, e1);
+                    pf[mt][2 * hf + 1] = kiln_pack2(e2, e3);
+                }
             #pragma unroll
             for (kiln_i32 n = 0; n < NDT; n += 2) {
-                const kiln_i32 mi = lane / 8;
                 kiln_u32 bf[4];
-                kiln_ldmatrix_x4_trans(
-                    bf, &vs[kc * 16 + (mi & 1) * 8 + lane % 8][(n + (mi >> 1)) * 8]);
-                kiln_mma16816(o[n], pf, bf, o[n]);
-                kiln_mma16816(o[n + 1], pf, bf + 2, o[n + 1]);
+                kiln_ldmatrix_x4_trans(bf, kiln_sptr_add(vs, v_lane + kc * 16 * LDS + n * 8));
+                #pragma unroll
+                for (kiln_i32 mt = 0; mt < MT; ++mt) {
+                    kiln_mma16816(o[mt][n], pf[mt], bf, o[mt][n]);
+                    kiln_mma16816(o[mt][n + 1], pf[mt], bf + 2, o[mt][n + 1]);
+                }
             }
         }
-        kiln_sync(); /* every warp is done with vs */
+
+        /* Row offsets of tile t + ST into the ring slot tile t used (its copies are done). */
+        if (t + ST < ntiles) kiln_kv_rows(&a, &s, b, hk, kt + ST * BK, hi, BK, kv_row[slot]);
+        kiln_sync(); /* every warp is done with this stage and the offsets are written */
     }
+    kiln_cp_async_wait0(); /* nothing in flight when the block ends */
 
     #pragma unroll
-    for (kiln_i32 r = 0; r < 2; ++r) {
-        l[r] += kiln_shfl_xor(l[r], 1);
-        l[r] += kiln_shfl_xor(l[r], 2);
-    }
-    #pragma unroll
-    for (kiln_i32 r = 0; r < 2; ++r) {
-        if (!live[r]) continue;
-        const kiln_i64 i = ri[r], h = rh[r];
-        const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-        const float lse = l[r] > 0.0f ? m[r] * KILN_LN2 + kiln_logf(l[r]) : kiln_neg_inf();
-        if (a.num_splits > 1) {
-            const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
+    for (kiln_i32 mt = 0; mt < MT; ++mt)
+        #pragma unroll
+        for (kiln_i32 r = 0; r < 2; ++r) {
+            float sum = l[mt][r];
+            sum += kiln_shfl_xor(sum, 1);
+            sum += kiln_shfl_xor(sum, 2);
+            const kiln_i64 p = p0 + (warp * MT + mt) * 16 + g + 8 * r;
+            if (p >= rows) continue;
+            /* A row with a visible key has a sum of at least 1, or NaN. */
+            const int seen = first[mt][r] < hi - lo;
+            const float inv = seen ? 1.0f / sum : 0.0f;
+            const float lse = seen ? m[mt][r] * KILN_LN2 + kiln_logf(sum) : kiln_neg_inf();
+            const kiln_out_row out = kiln_out_row_of(&a, &s, split, p / group, hk * group + p % group);
             #pragma unroll
-            for (kiln_i32 n = 0; n < NDT; ++n) {
-                const kiln_i64 d = n * 8 + 2 * tq;
-                a.ws_out[wrow * D + d] = o[n][2 * r] * inv;
-                a.ws_out[wrow * D + d + 1] = o[n][2 * r + 1] * inv;
-            }
-            if (tq == 0) a.ws_lse[wrow] = lse;
-        } else {
-            kiln_elem *out = (kiln_elem *)a.out;
-            const kiln_i64 at = s.o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq;
-            #pragma unroll
-            for (kiln_i32 n = 0; n < NDT; ++n) {
-                out[at + n * 8] = kiln_f32_to_elem(o[n][2 * r] * inv);
-                out[at + n * 8 + 1] = kiln_f32_to_elem(o[n][2 * r + 1] * inv);
-            }
-            if (tq == 0 && a.lse)
-                a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
+            for (kiln_i32 n = 0; n < NDT; ++n)
+                if (n * 8 < hd)
+                    kiln_out_put2(&out, n * 8 + 2 * tq, o[mt][n][2 * r] * inv,
+                                  o[mt][n][2 * r + 1] * inv);
+            if (tq == 0) kiln_out_lse(&out, lse);
         }
-    }
 }

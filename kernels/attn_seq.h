@@ -1,7 +1,8 @@
 /*
  * Where one sequence's rows live, for every attention kernel: the per-sequence lengths and
  * offsets of a batch entry (fixed, varlen or paged per KILN_MODE), and the offset of a key's
- * row in k and v (through the block table when paged). Include after kiln_args.h.
+ * row in k and v (through the block table when paged), the mask band and the visibility
+ * test, and where a finished row is stored. Include after kiln_device.h and kiln_args.h.
  */
 #ifndef KILN_ATTN_SEQ_H
 #define KILN_ATTN_SEQ_H
@@ -55,40 +56,147 @@ KILN_DEV void kiln_kv_row(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b
     *ko = page * a->k_stride_batch + slot * a->k_stride_row;
     *vo = page * a->v_stride_batch + slot * a->v_stride_row;
 #else
+    (void)b;
     *ko = s->k_off + j * a->k_stride_row;
     *vo = s->v_off + j * a->v_stride_row;
 #endif
 }
 
+/* The K and V row offsets (KV head hk) of keys kt .. kt + n - 1 below hi, rows[jj][0] for
+ * K and rows[jj][1] for V, so a tile's page lookups happen once per key: thread jj < n
+ * fills row jj (a barrier must follow before others read it). */
+KILN_DEV void kiln_kv_rows(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
+                           kiln_i64 kt, kiln_i64 hi, kiln_i32 n, kiln_i64 (*rows)[2])
+{
+    const kiln_i32 jj = kiln_thread_x();
+    if (jj < n && kt + jj < hi) {
+        kiln_i64 ko, vo;
+        kiln_kv_row(a, s, b, kt + jj, &ko, &vo);
+        rows[jj][0] = ko + hk * a->k_stride_head;
+        rows[jj][1] = vo + hk * a->v_stride_head;
+    }
+}
+
+/* The mask band: key j is visible to query i when lo <= j - (i + diag) <= hi (diag =
+ * sk - sq puts the last query on the last key). Offsets are 32-bit (sequence lengths are
+ * int32); an unbounded side is the int32 extreme, a window wider than any sequence is cut
+ * to it. */
+typedef struct kiln_band {
+    kiln_i32 lo, hi;
+} kiln_band;
+
+KILN_DEV kiln_band kiln_band_of(const kiln_attn_args *a)
+{
+    kiln_band m;
+    const kiln_i64 big = 0x7fffffff;
+    m.lo = -(kiln_i32)big;
+    m.hi = (kiln_i32)big;
+#if KILN_MASK != KILN_MASK_FULL
+    if (a->window_left >= 0) m.lo = -(kiln_i32)(a->window_left < big ? a->window_left : big);
+#if KILN_MASK == KILN_MASK_CAUSAL
+    m.hi = 0;
+#else
+    if (a->window_right >= 0) m.hi = (kiln_i32)(a->window_right < big ? a->window_right : big);
+#endif
+#else
+    (void)a;
+#endif
+    return m;
+}
+
+/* The key-visibility test: off = j - (i + diag) inside the band. */
+KILN_DEV int kiln_key_visible(kiln_band m, kiln_i32 off)
+{
+#if KILN_MASK == KILN_MASK_FULL
+    (void)m, (void)off;
+    return 1;
+#else
+    return off >= m.lo && off <= m.hi;
+#endif
+}
+
 /* Keys [*lo, *hi) that the block of packed rows p0 .. p0 + block_rows - 1 (rows in all,
- * group query heads per row's query) can see in split number split: the mask's band around
- * the diagonal of its first and last query, cut to the split's share of the keys. */
+ * group query heads per row's query) can see in split number split: the band around the
+ * diagonal of its first and last query, cut to the split's share of the keys. */
 KILN_DEV void kiln_key_range(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 p0,
                              kiln_i64 block_rows, kiln_i64 rows, kiln_i64 group, kiln_i64 split,
                              kiln_i64 *lo, kiln_i64 *hi)
 {
+    const kiln_band m = kiln_band_of(a);
     const kiln_i64 diag = s->sk - s->sq;
-    *lo = 0;
-    *hi = s->sk;
-#if KILN_MASK != KILN_MASK_FULL
     const kiln_i64 i0 = p0 / group;
     const kiln_i64 i_last = ((p0 + block_rows < rows ? p0 + block_rows : rows) - 1) / group;
-    if (a->window_left >= 0 && i0 + diag - a->window_left > *lo) *lo = i0 + diag - a->window_left;
-#if KILN_MASK == KILN_MASK_CAUSAL
-    if (i_last + diag + 1 < *hi) *hi = i_last + diag + 1;
-#else
-    if (a->window_right >= 0 && i_last + diag + a->window_right + 1 < *hi)
-        *hi = i_last + diag + a->window_right + 1;
-#endif
-#else
-    (void)p0, (void)block_rows, (void)rows, (void)group, (void)diag;
-#endif
+    *lo = 0;
+    *hi = s->sk;
+    if (i0 + diag + m.lo > *lo) *lo = i0 + diag + m.lo;
+    if (i_last + diag + m.hi + 1 < *hi) *hi = i_last + diag + m.hi + 1;
     if (a->num_splits > 1) {
         kiln_i64 chunk = (s->sk + a->num_splits - 1) / a->num_splits;
         kiln_i64 c0 = split * chunk, c1 = c0 + chunk;
         if (c0 > *lo) *lo = c0;
         if (c1 < *hi) *hi = c1;
     }
+}
+
+/* Whether no key of kt .. kt + n - 1 (all below hi) is masked for any query i0 .. i_last:
+ * the band is an interval, so its two far corners decide. */
+KILN_DEV int kiln_tile_whole(kiln_band m, kiln_i64 kt, kiln_i64 n, kiln_i64 hi, kiln_i64 i0,
+                             kiln_i64 i_last, kiln_i64 diag)
+{
+    return kt + n <= hi && kiln_key_visible(m, (kiln_i32)(kt - (i_last + diag))) &&
+           kiln_key_visible(m, (kiln_i32)(kt + n - 1 - (i0 + diag)));
+}
+
+/* Where a finished row goes: num_splits == 1, the output row and LSE slot (NULL when the
+ * LSE is not requested); num_splits > 1, the row's fp32 partial output and LSE in the split
+ * workspace (head_dim wide) for kernels/combine.cu. */
+typedef struct kiln_out_row {
+    kiln_elem *out;
+    float *ws;
+    float *lse;
+} kiln_out_row;
+
+KILN_DEV kiln_out_row kiln_out_row_of(const kiln_attn_args *a, const kiln_seq *s,
+                                      kiln_i64 split, kiln_i64 i, kiln_i64 h)
+{
+    kiln_out_row r;
+    if (a->num_splits > 1) {
+        const kiln_i64 wrow = (split * a->rows_q + s->row0 + i) * a->heads_q + h;
+        r.out = 0;
+        r.ws = a->ws_out + wrow * a->head_dim;
+        r.lse = a->ws_lse + wrow;
+    } else {
+        r.out = (kiln_elem *)a->out + s->o_off + i * a->o_stride_row + h * a->o_stride_head;
+        r.ws = 0;
+        r.lse = a->lse ? a->lse + s->lse_off + h * a->lse_stride_head + i * a->lse_stride_row
+                       : 0;
+    }
+    return r;
+}
+
+/* Stores dims d and d + 1 of the row (already divided by the row sum). */
+KILN_DEV void kiln_out_put2(const kiln_out_row *r, kiln_i64 d, float x0, float x1)
+{
+    if (r->ws) {
+        r->ws[d] = x0;
+        r->ws[d + 1] = x1;
+    } else {
+        r->out[d] = kiln_f32_to_elem(x0);
+        r->out[d + 1] = kiln_f32_to_elem(x1);
+    }
+}
+
+KILN_DEV void kiln_out_put(const kiln_out_row *r, kiln_i64 d, float x)
+{
+    if (r->ws)
+        r->ws[d] = x;
+    else
+        r->out[d] = kiln_f32_to_elem(x);
+}
+
+KILN_DEV void kiln_out_lse(const kiln_out_row *r, float lse)
+{
+    if (r->lse) *r->lse = lse;
 }
 
 #endif

@@ -40,7 +40,7 @@ KILN_KERNEL(NT) kiln_attn_combine(kiln_attn_args a)
     const kiln_i64 base = row * a.heads_q + h;
     float m = kiln_neg_inf();
     for (kiln_i32 sp = 0; sp < a.num_splits; ++sp)
-        m = kiln_fmaxf(m, a.ws_lse[sp * split_stride + base]);
+        m = kiln_fmax_nan(m, a.ws_lse[sp * split_stride + base]);
     float lse = kiln_neg_inf();
     if (m != kiln_neg_inf()) {
         float sum = 0.0f;

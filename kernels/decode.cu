@@ -509,8 +509,9 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     for (kiln_i32 sp = 0; sp < a.num_splits; ++sp) mm = kiln_fmaxf(mm, sw[row][sp]);
     kiln_sync();
     for (kiln_i32 sp = part; sp < a.num_splits; sp += 16)
-        /* All splits -inf: no visible key (or only -inf scores): weights 0, out 0. */
-        sw[row][sp] = mm == kiln_neg_inf() ? 0.0f : kiln_expf(sw[row][sp] - mm);
+        /* A split that saw nothing has LSE -inf and weight 0; a NaN LSE (which the max
+         * skips) gives a NaN weight, so the row stays NaN. */
+        sw[row][sp] = kiln_expf(sw[row][sp] - (mm == kiln_neg_inf() ? 0.0f : mm));
     kiln_sync();
     float tot = 0.0f;
     for (kiln_i32 sp = 0; sp < a.num_splits; ++sp) tot += sw[row][sp];

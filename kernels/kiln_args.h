@@ -29,13 +29,34 @@ typedef int32_t kiln_i32;
 #define KILN_COMBINE_THREADS 128
 #define KILN_ACT_THREADS 256
 
-/* Mask kinds (KILN_MASK) and modes (KILN_MODE) as compiled into a variant. */
+#if defined(__cplusplus)
+#define KILN_STATIC_ASSERT(cond, why) static_assert(cond, why)
+#else
+#define KILN_STATIC_ASSERT(cond, why) _Static_assert(cond, why)
+#endif
+
+/* Mask kinds (KILN_MASK) as compiled into a variant. */
 #define KILN_MASK_FULL 0
 #define KILN_MASK_CAUSAL 1 /* right edge on the diagonal; window_left still honoured */
 #define KILN_MASK_WINDOW 2
+
+/* Attention modes: the one enum of the host (src/core/problem.h's problems carry it) and
+ * the kernels. A variant's KILN_MODE is one of these values; kernels test it with #if
+ * against the KILN_MODE_ID_* spellings, which the preprocessor can see (an enumerator in
+ * an #if would silently read as 0). */
 #define KILN_MODE_ID_FIXED 0
 #define KILN_MODE_ID_VARLEN 1
 #define KILN_MODE_ID_PAGED 2
+typedef enum kiln_attn_mode {
+    KILN_MODE_FIXED = KILN_MODE_ID_FIXED,   /* dense q, dense k/v, equal lengths per batch */
+    KILN_MODE_VARLEN = KILN_MODE_ID_VARLEN, /* packed q and k/v with cu_seqlens */
+    KILN_MODE_PAGED = KILN_MODE_ID_PAGED    /* q dense (decode) or packed (batch prefill) over
+                                               a paged cache */
+} kiln_attn_mode;
+#if defined(KILN_MODE) && KILN_MODE != KILN_MODE_ID_FIXED && KILN_MODE != KILN_MODE_ID_VARLEN && \
+    KILN_MODE != KILN_MODE_ID_PAGED
+#error "KILN_MODE must be one of the KILN_MODE_ID_* values"
+#endif
 
 /* Attention forward and split combine. Element (b, i, h, d) addressing is exactly
  * src/core/problem.h's. The split workspace holds fp32 partial outputs
@@ -65,6 +86,12 @@ typedef struct kiln_attn_args {
     kiln_i32 num_splits; /* >= 1 */
     kiln_i32 pad_;
 } kiln_attn_args;
+
+/* The host fills this struct and the device reads it by value: both compilers must lay it
+ * out alike: 12 pointers of 8 bytes, 27 8-byte integers, 4 4-byte fields, no padding. */
+#define KILN_ATTN_ARGS_BYTES (12 * 8 + 27 * 8 + 4 * 4)
+KILN_STATIC_ASSERT(sizeof(kiln_attn_args) == KILN_ATTN_ARGS_BYTES,
+                   "kiln_attn_args has one layout on the host and every device");
 
 /* Gated activation: rows of x hold 2 * d values, out rows d. A row index r is split into
  * lead_rank digits (the last varies fastest) that select strides. */

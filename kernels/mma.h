@@ -13,17 +13,26 @@
  *   b[0] = B[2t..2t+1][g]    b[1] = B[2t+8..2t+9][g]
  *   c[0], c[1] = C[g][2t], C[g][2t+1]    c[2], c[3] = C[g+8][2t], C[g+8][2t+1]
  * kiln_shfl_xor(x, m): x from lane (lane ^ m) of the same warp.
- * kiln_exp2f(x): 2^x.
+ * kiln_exp2f(x): 2^x (on the GPU the hardware approximation: relative error about 2^-22,
+ * results below 2^-126 flushed to 0).
  * kiln_pack2(lo, hi): two floats rounded to the element type in one 32-bit register.
  * kiln_lds32(p): the two elements at p (4-byte aligned) as one register.
+ * kiln_sptr: a shared-memory address (kiln_sptr_of(p) of a pointer into shared memory,
+ * kiln_sptr_add(a, n) n elements further); the copies and ldmatrix take these.
  * kiln_cp_async16(dst, src, valid): copies 8 elements (16-byte aligned both sides) from
  * global to shared memory without waiting (cp.async.cg), or zeros them when !valid;
  * kiln_cp_async_commit() closes a group of such copies and kiln_cp_async_wait1() /
- * kiln_cp_async_wait0() wait until at most 1 / 0 groups of this thread are in flight. Other
- * threads see the data only after a kiln_sync() that follows the wait.
- * kiln_ldmatrix_x4_trans(r, row): four 8 x 8 16-bit matrices from shared memory, lane
- * 8i + j giving the address of row j of matrix i; r[i] holds matrix i transposed in the
- * B-fragment layout: M_i[2t][g] in the low half and M_i[2t+1][g] in the high half.
+ * kiln_cp_async_wait0() / kiln_cp_async_wait_n(N) (N a constant) wait until at most 1 / 0 /
+ * N groups of this thread are in flight. Other threads see the data only after a
+ * kiln_sync() that follows the wait.
+ * kiln_ldmatrix_x4(r, row): four 8 x 8 16-bit matrices from shared memory, lane 8i + j
+ * giving the address of row j of matrix i; r[i] holds M_i[g][2t] in the low half and
+ * M_i[g][2t+1] in the high half (the A-fragment layout of one 8 x 8 quarter, and the
+ * B-fragment layout of a matrix stored n-major).
+ * kiln_ldmatrix_x4_trans(r, row): the same matrices transposed into the B-fragment layout:
+ * M_i[2t][g] in the low half and M_i[2t+1][g] in the high half.
+ * KILN_DYNAMIC_SHARED(name, bytes): declares the block's dynamic shared memory as the
+ * 16-byte aligned byte array name (bytes is the size the host launches with).
  * kiln_movmatrix_trans(r): movmatrix.sync.aligned.m8n8.trans.b16 (sm_75+): the 8 x 8 16-bit
  * matrix whose row g, columns 2t..2t+1 lane (g, t) holds in r, transposed: the result in
  * lane (g, t) is M[2t][g] (low half) and M[2t+1][g] (high half).
@@ -39,6 +48,10 @@
 
 #define KILN_ALIGN16 _Alignas(16)
 #define kiln_grid_x() kiln_host_grid[0]
+#define KILN_DYNAMIC_SHARED(name, bytes) static _Alignas(16) unsigned char name[bytes]
+typedef kiln_elem *kiln_sptr;
+KILN_DEV kiln_sptr kiln_sptr_of(kiln_elem *p) { return p; }
+#define kiln_sptr_add(a, elems) ((a) + (elems))
 
 KILN_DEV float kiln_exp2f(float x) { return exp2f(x); }
 
@@ -52,7 +65,7 @@ KILN_DEV kiln_u32 kiln_lds32(const kiln_elem *p)
 /* Copies are queued per thread and done only when a wait retires their group, so a kernel
  * that reads shared memory before the wait and barrier sees stale data in the emulation
  * too. */
-#define KILN_CP_QUEUE 64
+#define KILN_CP_QUEUE 128
 static _Thread_local struct {
     kiln_elem *dst;
     const kiln_elem *src;
@@ -78,7 +91,7 @@ KILN_DEV void kiln_cp_retire(unsigned below)
     kiln_cp_count = kept;
 }
 
-KILN_DEV void kiln_cp_async16(kiln_elem *dst, const kiln_elem *src, int valid)
+KILN_DEV void kiln_cp_async16(kiln_sptr dst, const kiln_elem *src, int valid)
 {
     if (kiln_cp_count == KILN_CP_QUEUE) kiln_cp_retire(kiln_cp_group + 1); /* full: copy now */
     kiln_cp_queue[kiln_cp_count].dst = dst;
@@ -90,10 +103,20 @@ KILN_DEV void kiln_cp_async16(kiln_elem *dst, const kiln_elem *src, int valid)
 KILN_DEV void kiln_cp_async_commit(void) { ++kiln_cp_group; }
 KILN_DEV void kiln_cp_async_wait1(void) { kiln_cp_retire(kiln_cp_group - 1); }
 KILN_DEV void kiln_cp_async_wait0(void) { kiln_cp_retire(kiln_cp_group); }
+#define kiln_cp_async_wait_n(n) kiln_cp_retire(kiln_cp_group - (n))
 
-KILN_DEV void kiln_ldmatrix_x4_trans(kiln_u32 r[4], const kiln_elem *row)
+KILN_DEV void kiln_ldmatrix_x4(kiln_u32 r[4], kiln_sptr row)
 {
-    const kiln_elem *rows[32];
+    kiln_sptr rows[32];
+    const int lane = kiln_thread_x() % 32, g = lane / 4, t = lane % 4;
+    kiln_host_warp_exchange(&row, rows, sizeof row);
+    for (int i = 0; i < 4; ++i)
+        r[i] = (kiln_u32)rows[8 * i + g][2 * t] | ((kiln_u32)rows[8 * i + g][2 * t + 1] << 16);
+}
+
+KILN_DEV void kiln_ldmatrix_x4_trans(kiln_u32 r[4], kiln_sptr row)
+{
+    kiln_sptr rows[32];
     const int lane = kiln_thread_x() % 32, g = lane / 4, t = lane % 4;
     kiln_host_warp_exchange(&row, rows, sizeof row);
     for (int i = 0; i < 4; ++i)
@@ -160,8 +183,16 @@ KILN_DEV float kiln_shfl_xor(float x, int m)
 
 #define KILN_ALIGN16 __align__(16)
 #define kiln_grid_x() ((kiln_i64)gridDim.x)
+#define KILN_DYNAMIC_SHARED(name, bytes) extern __shared__ __align__(16) unsigned char name[]
 
-KILN_DEV float kiln_exp2f(float x) { return exp2f(x); }
+/* The hardware 2^x (relative error about 2^-22, results below 2^-126 flushed to 0; -inf
+ * gives 0 and NaN stays NaN): one instruction where exp2f, without fast math, is several. */
+KILN_DEV float kiln_exp2f(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 
 KILN_DEV kiln_u32 kiln_lds32(const kiln_elem *p) { return *(const kiln_u32 *)p; }
 
@@ -172,21 +203,36 @@ KILN_DEV kiln_u32 kiln_smem_addr(const void *p)
     return (kiln_u32)a;
 }
 
-KILN_DEV void kiln_cp_async16(kiln_elem *dst, const kiln_elem *src, int valid)
+/* Shared-memory addresses as the 32-bit offsets the instructions take, so address
+ * arithmetic stays 32-bit and folds into immediates. */
+typedef kiln_u32 kiln_sptr;
+KILN_DEV kiln_sptr kiln_sptr_of(kiln_elem *p) { return kiln_smem_addr(p); }
+#define kiln_sptr_add(a, elems) ((a) + (kiln_u32)(elems) * 2u)
+
+KILN_DEV void kiln_cp_async16(kiln_sptr dst, const kiln_elem *src, int valid)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(kiln_smem_addr(dst)),
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst),
                  "l"(src), "r"(valid ? 16 : 0)
                  : "memory");
 }
 KILN_DEV void kiln_cp_async_commit(void) { asm volatile("cp.async.commit_group;" ::: "memory"); }
 KILN_DEV void kiln_cp_async_wait1(void) { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
 KILN_DEV void kiln_cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+#define kiln_cp_async_wait_n(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
 
-KILN_DEV void kiln_ldmatrix_x4_trans(kiln_u32 r[4], const kiln_elem *row)
+KILN_DEV void kiln_ldmatrix_x4(kiln_u32 r[4], kiln_sptr row)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(row)
+                 : "memory");
+}
+
+KILN_DEV void kiln_ldmatrix_x4_trans(kiln_u32 r[4], kiln_sptr row)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(kiln_smem_addr(row))
+                 : "r"(row)
                  : "memory");
 }
 

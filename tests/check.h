@@ -4,6 +4,11 @@
  * go on so one run reports every failure. check_finish() turns the tally into the exit
  * code ctest reads: 0 pass, 1 fail, 77 skipped (nothing ran).
  *
+ * Two kinds of skip: check_note_skip() for what the machine lacks (a GPU, a kernel
+ * feature), check_skip_tool() for an optional tool that is not installed (a clang that knows
+ * a target, NVRTC, a C compiler). KILN_TEST_STRICT=1 (set by .ci/run) turns the second kind
+ * into a failure, so a green strict run means nothing was skipped for want of a package.
+ *
  * Single-header and per-program: each test is one .c file that includes this once.
  */
 #ifndef KILN_TESTS_CHECK_H
@@ -54,6 +59,29 @@ static inline void check_note_skip(const char *fmt, ...) {
     va_end(ap);
     putchar('\n');
     fflush(stdout);
+}
+
+/* KILN_TEST_STRICT set to anything but "" or "0". */
+static inline int check_strict(void) {
+    const char *s = getenv("KILN_TEST_STRICT");
+    return s && *s && strcmp(s, "0") != 0;
+}
+
+/* A case that needs an optional tool that is absent: fmt names the tool and how to get it.
+ * A skip normally; a failure under KILN_TEST_STRICT=1. */
+static inline void check_skip_tool(const char *fmt, ...) {
+    va_list ap;
+    FILE *f = check_strict() ? stderr : stdout;
+    if (check_strict())
+        check_state_.failures++;
+    else
+        check_state_.skipped++;
+    fputs(check_strict() ? "FAIL (KILN_TEST_STRICT=1: a missing tool is a failure) " : "SKIP ", f);
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+    fflush(f);
 }
 
 /* Whole word: the name is not part of a longer identifier in s ("q" in "q's", not "seq"). */

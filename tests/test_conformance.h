@@ -23,6 +23,7 @@
 
 #include "check.h"
 #include "context.h"
+#include "nonfinite.h"
 #include "half.h"
 #include "platform/platform.h"
 #include "reference.h"
@@ -378,6 +379,7 @@ typedef struct tc_attn_case {
     int page_size, shuffle, prefill, nan_tail, shared_page;
     int corrupt; /* nonzero: break one argument (tc_corrupt) and expect a clean error */
     uint64_t seed;
+    int nonfinite; /* enum tc_nonfinite: one NaN / inf planted in the inputs */
 } tc_attn_case;
 
 static inline tc_attn_case tc_attn_defaults(kiln_attn_mode mode, kiln_dtype dtype) {
@@ -438,6 +440,7 @@ static inline void tc_describe(const tc_env *env, const tc_attn_case *c, char *b
     if (c->alibi) TC_APPEND(" alibi%s", c->alibi == 2 ? "[b,h]" : "[h]");
     TC_APPEND(" lse%d splits%d%s seed%llu", c->lse, c->num_splits, c->caller_ws ? " ws" : "",
               (unsigned long long)c->seed);
+    if (c->nonfinite) TC_APPEND(" with %s", tc_nonfinite_name(c->nonfinite));
 #undef TC_APPEND
 }
 
@@ -472,7 +475,7 @@ static inline void tc_compare_attention(const kiln_attn_problem *p, const double
                     const double ref = ref_out[((row0 + i) * p->heads_q + h) * p->head_dim + d];
                     const double err = fabs(got - ref);
                     mo->m[obase + d] = 2;
-                    if (!(err <= tol)) co.bad++;
+                    if (!tc_nonfinite_close(got, ref, tol)) co.bad++;
                     if (!(err <= co.max_err)) {
                         co.max_err = isnan(err) ? INFINITY : err;
                         co.worst[0] = b, co.worst[1] = i, co.worst[2] = h, co.worst[3] = d;
@@ -487,7 +490,7 @@ static inline void tc_compare_attention(const kiln_attn_problem *p, const double
                     const double ref = ref_lse[(row0 + i) * p->heads_q + h];
                     double err = (isinf(ref) && got == ref) ? 0.0 : fabs(got - ref);
                     ml->m[lo] = 2;
-                    if (!(err <= tol)) cl.bad++;
+                    if (!tc_nonfinite_close(got, ref, tol)) cl.bad++;
                     if (!(err <= cl.max_err)) {
                         cl.max_err = isnan(err) ? INFINITY : err;
                         cl.worst[0] = b, cl.worst[1] = i, cl.worst[2] = h;
@@ -545,7 +548,14 @@ static inline const char *tc_corrupt(const tc_attn_case *c, tc_rng *rng, tc_attn
         for (int i = 0; i < 4; i++) t[i]->shape[t[i]->rank - 1] = hd - 4;
         return "head dim not a multiple of 8";
     }
-    case 1: a->k->dev.stride[a->k->dev.rank - 1] = 2; return "k's last dim not contiguous";
+    case 1: {
+        /* An empty view's strides are never read, so they are not checked. */
+        int64_t nk = 1;
+        for (int32_t i = 0; i < a->k->dev.rank; i++) nk *= a->k->dev.shape[i];
+        if (nk == 0) return NULL;
+        a->k->dev.stride[a->k->dev.rank - 1] = 2;
+        return "k's last dim not contiguous";
+    }
     case 2: {
         /* Empty views span no bytes, so they overlap nothing. */
         int64_t nq = 1, no = 1;
@@ -797,6 +807,24 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
         }
     }
 
+    if (c->nonfinite) {
+        /* Plant the NaN / inf in the host inputs before they travel. */
+        kiln_attn_problem hp;
+        kiln_attention_params pp = prm;
+        pp.alibi_slopes = alibi_host;
+        kiln_ref_attn_problem(&hp, c->mode, &q.host, &k.host, &v.host,
+                              (packed_q || c->mode == KILN_MODE_VARLEN) ? &cuq.host : NULL,
+                              c->mode == KILN_MODE_VARLEN ? &cuk.host : NULL,
+                              c->mode == KILN_MODE_PAGED ? &bt.host : NULL,
+                              c->mode == KILN_MODE_PAGED ? &slk.host : NULL, mq, mk, &out.host,
+                              NULL, &pp);
+        check_state_.checks++;
+        if (!tc_nonfinite_plant(&hp, c->nonfinite, (float *)alibi.host.data,
+                                (int64_t)(c->seed * 13u)))
+            check_fail_(__FILE__, __LINE__, "case has no entry to plant %s in",
+                        tc_nonfinite_name(c->nonfinite));
+    }
+
     int64_t mq_call = mq, mk_call = mk;
     const char *broken = NULL;
     void *out_data = out.dev.data;
@@ -850,7 +878,18 @@ static inline void tc_attn_run(tc_env *env, const tc_attn_case *c) {
     if (st == KILN_OK && !c->corrupt) {
         char prefix[64];
         snprintf(prefix, sizeof prefix, "attn_fwd.%s.d", kiln_dtype_name(c->dtype));
-        tc_check_dispatch(env, c->dtype, 1, prefix, D, tc_mode_name(c->mode), c->num_splits);
+        int64_t q_elems = 1;
+        for (int32_t l = 0; l < q.dev.rank; l++) q_elems *= q.dev.shape[l];
+        if (q_elems == 0) {
+            /* No query row: a successful no-op, reported as such. */
+            kiln_dispatch d;
+            CHECK_OK(kiln_last_dispatch(&d));
+            CHECK_EQ(d.backend, env->backend);
+            CHECK_STR_EQ(d.variant, "none");
+        } else {
+            tc_check_dispatch(env, c->dtype, 1, prefix, D, tc_mode_name(c->mode),
+                              c->num_splits);
+        }
         CHECK_OK(kiln_ctx_synchronize(ctx, NULL));
         tc_download(&out);
         if (c->lse) tc_download(&lse);

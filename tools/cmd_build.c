@@ -3,6 +3,7 @@
 
 #include "args.h"
 #include "gpu/aot.h"
+#include "platform/platform.h"
 
 static void on_progress(const kiln_aot_progress *p, void *user) {
     (void)user;
@@ -23,15 +24,25 @@ static int run(const tool_cmd *self, int argc, char **argv) {
         {"filter", TOOL_OPT_STRING, &filter, 0, 0, NULL},
         {NULL, TOOL_OPT_FLAG, NULL, 0, 0, NULL},
     };
+    char env_targets[1024];
+    const char *from = "--targets";
     tool_parse(self, argc, argv, opts, NULL, 0);
-    if (!targets) tool_usage_error(self, "--targets is required (see 'kiln targets')");
+    /* --targets wins; else GPU_ARCHS, the variable the build itself reads. */
+    if (!targets && kiln_env_get("GPU_ARCHS", env_targets, sizeof env_targets) &&
+        env_targets[0]) {
+        targets = env_targets;
+        from = "GPU_ARCHS";
+    }
+    if (!targets)
+        tool_usage_error(self, "--targets is required when GPU_ARCHS is not set (see 'kiln "
+                               "targets')");
     if (!out) tool_usage_error(self, "--out is required");
 
     kiln_status st =
         kiln_aot_build_filtered(targets, out, (int)jobs, filter, on_progress, NULL);
     if (st == KILN_INVALID_ARGUMENT) {
         /* A bad target list is a command-line mistake, reported like one. */
-        tool_usage_error(self, "--targets: %s", kiln_last_error());
+        tool_usage_error(self, "%s: %s", from, kiln_last_error());
     }
     if (st != KILN_OK) {
         fprintf(stderr, "kiln build: %s: %s\n", kiln_status_string(st), kiln_last_error());
@@ -45,7 +56,7 @@ static int run(const tool_cmd *self, int argc, char **argv) {
 const tool_cmd tool_cmd_build = {
     "build",
     "compile GPU code objects ahead of time for a list of targets",
-    "usage: kiln build --targets LIST --out DIR [--jobs N] [--filter TEXT]\n"
+    "usage: kiln build [--targets LIST] --out DIR [--jobs N] [--filter TEXT]\n"
     "\n"
     "Compiles every generic variant (attention in every mode, the split-KV combine, the\n"
     "activations) for every target in LIST, in parallel, and checks each code object\n"
@@ -57,7 +68,8 @@ const tool_cmd tool_cmd_build = {
     "\n"
     "options:\n"
     "  --targets LIST  ',' or ';' separated target names, every one honoured (the names\n"
-    "                  'kiln targets' lists; the same syntax as GPU_ARCHS)\n"
+    "                  'kiln targets' lists; the same syntax as GPU_ARCHS). Without it\n"
+    "                  the GPU_ARCHS environment variable gives the list\n"
     "  --out DIR       output folder (created if missing)\n"
     "  --jobs N        parallel compiles (default: MAX_JOBS, else every core)\n"
     "  --filter TEXT   only variants whose key contains TEXT (e.g. 'attn_fwd.bf16.d128')\n"

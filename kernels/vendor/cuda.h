@@ -25,6 +25,14 @@ KILN_DEV float kiln_expf(float x) { return expf(x); }
 KILN_DEV float kiln_logf(float x) { return logf(x); }
 KILN_DEV float kiln_fabsf(float x) { return fabsf(x); }
 KILN_DEV float kiln_fmaxf(float a, float b) { return fmaxf(a, b); }
+/* max that returns NaN when either input is NaN (fmaxf returns the other one): a softmax
+ * row's running max, so a NaN score reaches the output. PTX ISA 9.7.3 max, .NaN (sm_80+). */
+KILN_DEV float kiln_fmax_nan(float a, float b)
+{
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
 KILN_DEV kiln_u32 kiln_f32_bits(float x) { return __float_as_uint(x); }
 KILN_DEV float kiln_bits_f32(kiln_u32 x) { return __uint_as_float(x); }
 

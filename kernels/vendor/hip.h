@@ -39,6 +39,9 @@ KILN_DEV float kiln_expf(float x) { return __builtin_expf(x); }
 KILN_DEV float kiln_logf(float x) { return __builtin_logf(x); }
 KILN_DEV float kiln_fabsf(float x) { return __builtin_fabsf(x); }
 KILN_DEV float kiln_fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
+/* max that returns NaN when either input is NaN (fmaxf returns the other one): a softmax
+ * row's running max, so a NaN score reaches the output. */
+KILN_DEV float kiln_fmax_nan(float a, float b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
 KILN_DEV kiln_u32 kiln_f32_bits(float x) { return __builtin_bit_cast(kiln_u32, x); }
 KILN_DEV float kiln_bits_f32(kiln_u32 x) { return __builtin_bit_cast(float, x); }
 

@@ -52,6 +52,11 @@ kiln_status kiln_act_and_mul(kiln_context *ctx, kiln_activation act, const kiln_
     p.out = out->data;
     p.stream = stream;
 
+    if (p.rows == 0 || p.d == 0) { /* an empty tensor: nothing to compute */
+        kiln_dispatch_record_empty(ctx->iface->kind);
+        return KILN_OK;
+    }
+
     memset(&report, 0, sizeof report);
     KILN_FORWARD(ctx->iface->act_and_mul(ctx->state, &p, &report));
     report.backend = ctx->iface->kind;

@@ -97,11 +97,13 @@ static kiln_status check_qkvo(kiln_context *ctx, kiln_attn_problem *p, const kil
     p->heads_q = q->shape[r - 2];
     p->head_dim = q->shape[r - 1];
     p->heads_kv = k->shape[k->rank - 2];
+    /* heads_q may be 0 only in an empty call (a no-op, see finish()); head_dim never. */
     KILN_FAIL_IF(p->head_dim <= 0 || p->head_dim % 8 != 0 || p->head_dim > 256,
                  KILN_INVALID_ARGUMENT,
                  "head_dim (last dimension of q) is %lld; it must be a multiple of 8 from 8 "
                  "to 256", (long long)p->head_dim);
-    KILN_FAIL_IF(p->heads_q <= 0, KILN_INVALID_ARGUMENT, "q has %lld heads; it needs at least 1",
+    KILN_FAIL_IF(p->heads_q < 0 || (p->heads_q == 0 && kiln_tensor_numel(q) != 0),
+                 KILN_INVALID_ARGUMENT, "q has %lld heads; it needs at least 1",
                  (long long)p->heads_q);
     KILN_FAIL_IF(p->heads_kv <= 0 || p->heads_q % p->heads_kv != 0, KILN_INVALID_ARGUMENT,
                  "%s has %lld heads; q's %lld heads must be a multiple", kname,
@@ -231,6 +233,12 @@ static kiln_status finish(kiln_context *ctx, kiln_attn_problem *p,
         if (lse) KILN_FORWARD(kiln_check_no_overlap(lse, "lse", a, "params.alibi_slopes"));
     }
     if (lse) KILN_FORWARD(kiln_check_no_overlap(lse, "lse", out, "out"));
+
+    /* No query row (batch, sequence or heads 0): every check passed, nothing to compute. */
+    if (p->rows_q == 0 || p->heads_q == 0) {
+        kiln_dispatch_record_empty(ctx->iface->kind);
+        return KILN_OK;
+    }
 
     p->num_splits = resolve_splits(ctx, prm->num_splits, p->batch, p->seqlen_q, p->seqlen_k,
                                    p->heads_q, p->heads_kv, p->head_dim);

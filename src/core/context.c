@@ -121,6 +121,16 @@ void kiln_dispatch_record(const kiln_dispatch *d)
     have_dispatch = 1;
 }
 
+void kiln_dispatch_record_empty(kiln_backend backend)
+{
+    memset(&last_dispatch, 0, sizeof last_dispatch);
+    last_dispatch.backend = backend;
+    memcpy(last_dispatch.target, "none", 5);
+    memcpy(last_dispatch.tier, "none", 5);
+    memcpy(last_dispatch.variant, "none", 5);
+    have_dispatch = 1;
+}
+
 kiln_status kiln_last_dispatch(kiln_dispatch *out)
 {
     KILN_FAIL_IF(!out, KILN_INVALID_ARGUMENT, "out is NULL");

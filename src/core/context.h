@@ -27,5 +27,7 @@ void kiln_info_append_gpu(kiln_json *j);
 
 /* Records what ran for kiln_last_dispatch() on this thread. */
 void kiln_dispatch_record(const kiln_dispatch *d);
+/* The report of a call with an empty tensor: nothing ran (target, tier, variant "none"). */
+void kiln_dispatch_record_empty(kiln_backend backend);
 
 #endif

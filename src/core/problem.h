@@ -21,12 +21,8 @@
 #include <stdint.h>
 
 #include "kiln.h"
-
-typedef enum kiln_attn_mode {
-    KILN_MODE_FIXED = 0,  /* dense q, dense k/v, equal lengths per batch */
-    KILN_MODE_VARLEN = 1, /* packed q and k/v with cu_seqlens */
-    KILN_MODE_PAGED = 2   /* q dense (decode) or packed (batch prefill) over a paged cache */
-} kiln_attn_mode;
+/* kiln_attn_mode: one enum for the core and the kernels, whose variants compile a mode in. */
+#include "../../kernels/kiln_args.h"
 
 typedef struct kiln_attn_problem {
     kiln_attn_mode mode;

@@ -117,13 +117,16 @@ kiln_status kiln_ref_attention(const kiln_attn_problem *p, double *out, double *
                     if (cap > 0.0) x = cap * tanh(x / cap);
                     if (p->alibi) x -= slope * fabs((double)(i + sk - sq - j));
                     s[j] = x;
-                    if (x > m) m = x;
+                    if (x > m || isnan(x)) m = isnan(m) ? m : x; /* a NaN logit wins */
                 }
 
                 /* Pass 2: normalised weighted sum of v. */
                 double denom = 0.0;
                 for (int64_t d = 0; d < D; d++) acc[d] = 0.0;
-                if (m > -INFINITY) {
+                /* m is -inf when no key is visible (or every visible logit is -inf): the
+                 * row is 0 with LSE -inf. NaN and +inf logits go on through IEEE arithmetic:
+                 * exp(NaN - m) and exp(inf - inf) are NaN, and so is the row. */
+                if (m != -INFINITY) {
                     for (int64_t j = 0; j < sk; j++) {
                         if (!visible(p, i, j, sq, sk)) continue;
                         const double w = exp(s[j] - m);
@@ -135,9 +138,10 @@ kiln_status kiln_ref_attention(const kiln_attn_problem *p, double *out, double *
                     }
                 }
                 double *o = out + ((row0 + i) * p->heads_q + h) * D;
-                for (int64_t d = 0; d < D; d++) o[d] = denom > 0.0 ? acc[d] / denom : 0.0;
+                for (int64_t d = 0; d < D; d++) o[d] = m != -INFINITY ? acc[d] / denom : 0.0;
                 if (lse)
-                    lse[(row0 + i) * p->heads_q + h] = denom > 0.0 ? m + log(denom) : -INFINITY;
+                    lse[(row0 + i) * p->heads_q + h] =
+                        m != -INFINITY ? m + log(denom) : -INFINITY;
             }
         }
     }

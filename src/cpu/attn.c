@@ -168,8 +168,10 @@ static void write_row(const attn_job *job, const seq_info *sq, int64_t b, int64_
                       int32_t split, const float *o, float m, float l) {
     const kiln_attn_problem *p = job->p;
     int64_t d = p->head_dim;
-    float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    float lse = l > 0.0f ? m + logf(l) : -INFINITY;
+    /* l is 0 exactly when no visible key contributed (m still -inf); a NaN l (a NaN or
+     * +inf score) makes the row NaN, as in the reference. */
+    float inv = l != 0.0f ? 1.0f / l : 0.0f;
+    float lse = l != 0.0f ? m + logf(l) : -INFINITY;
     if (job->splits > 1) {
         int64_t grow = sq->q_row0 + i;
         size_t idx = ((size_t)split * (size_t)p->rows_q + (size_t)grow) * (size_t)p->heads_q +
@@ -359,8 +361,7 @@ static void combine_item(void *ctx, int64_t item, int slot) {
             size_t idx0 = (size_t)g * (size_t)hq + (size_t)h;
             float mx = -INFINITY;
             for (int32_t sp = 0; sp < cj->splits; sp++) {
-                float v = cj->ws_lse[sp * stride + idx0];
-                if (v > mx) mx = v;
+                mx = kiln_cpu_max_nan(mx, cj->ws_lse[sp * stride + idx0]);
             }
             float sum = 0.0f;
             for (int64_t t = 0; t < d; t++) acc[t] = 0.0f;
@@ -374,13 +375,13 @@ static void combine_item(void *ctx, int64_t item, int slot) {
                     for (int64_t t = 0; t < d; t++) acc[t] += w * o[t];
                 }
             }
-            float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+            float inv = sum != 0.0f ? 1.0f / sum : 0.0f;
             unsigned char *dst = (unsigned char *)p->out +
                                  (size_t)(ob + i * p->o_stride_row + h * p->o_stride_head) * cj->esize;
             for (int64_t t = 0; t < d; t++) kiln_store_f32(dst, t, p->dtype, acc[t] * inv);
             if (p->lse)
                 p->lse[lb + h * p->lse_stride_head + i * p->lse_stride_row] =
-                    sum > 0.0f ? mx + logf(sum) : -INFINITY;
+                    sum != 0.0f ? mx + logf(sum) : -INFINITY;
         }
     }
 }

@@ -52,6 +52,12 @@ void kiln_cpu_model_name(char *buf, size_t cap);
 
 /* Query rows per register block and keys per tile, shared by every level so that the
  * driver (attn.c) is level-independent. */
+/* max(a, b) where a NaN in either gives NaN (a row's running softmax max: a NaN score must
+ * reach the output, as in the reference, never be dropped as fmaxf would). */
+static inline float kiln_cpu_max_nan(float a, float b) {
+    return (a != a || b != b) ? a + b : (a > b ? a : b);
+}
+
 #define KILN_CPU_ROWS 6
 #define KILN_CPU_TILE 64
 /* Floats per row of the running softmax sum: kernels may keep a row's sum spread over these

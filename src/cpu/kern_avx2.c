@@ -14,11 +14,12 @@
 #define R KILN_CPU_ROWS
 #define T KILN_CPU_TILE
 
-/* exp(x); inputs below -87 give exactly 0 (masked keys). */
+/* exp(x); inputs below -87 give exactly 0 (masked keys), NaN gives NaN (the operand order of
+ * max / min keeps a NaN x, and "not less than" keeps its lane). */
 static inline __m256 exp256(__m256 x) {
     const __m256 lo = _mm256_set1_ps(-87.0f);
-    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
-    x = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(88.3f));
+    __m256 keep = _mm256_cmp_ps(x, lo, _CMP_NLT_UQ);
+    x = _mm256_min_ps(_mm256_set1_ps(88.3f), _mm256_max_ps(lo, x));
     __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
@@ -167,9 +168,15 @@ static void block(const kiln_cpu_block *b) {
     if (b->fixup) b->fixup(b->fixup_ctx, s, b->r0, b->j0);
     for (int r = 0; r < R; r++) {
         float *row = s + r * T;
-        __m256 mv = _mm256_loadu_ps(row);
-        for (int j = 8; j < T; j += 8) mv = _mm256_max_ps(mv, _mm256_loadu_ps(row + j));
-        float mx = hmax8(mv), mold = b->m[r], mnew = mold > mx ? mold : mx;
+        __m256 mv = _mm256_loadu_ps(row), nan = _mm256_cmp_ps(mv, mv, _CMP_UNORD_Q);
+        for (int j = 8; j < T; j += 8) {
+            __m256 x = _mm256_loadu_ps(row + j);
+            mv = _mm256_max_ps(mv, x);
+            nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+        }
+        /* A NaN score makes the row's max (and so the whole row) NaN, as in the reference. */
+        float mx = _mm256_movemask_ps(nan) ? NAN : hmax8(mv), mold = b->m[r];
+        float mnew = kiln_cpu_max_nan(mold, mx);
         if (mnew == -INFINITY) {
             memset(row, 0, T * sizeof(float));
             alpha[r] = 1.0f;

@@ -41,8 +41,8 @@ static void block(const kiln_cpu_block *b) {
     for (int r = 0; r < R; r++) {
         float *row = s + r * T;
         float mx = -INFINITY;
-        for (int j = 0; j < T; j++) mx = row[j] > mx ? row[j] : mx;
-        float mnew = b->m[r] > mx ? b->m[r] : mx;
+        for (int j = 0; j < T; j++) mx = kiln_cpu_max_nan(mx, row[j]);
+        float mnew = kiln_cpu_max_nan(b->m[r], mx);
         if (mnew == -INFINITY) continue; /* nothing visible yet */
         float alpha = expf(b->m[r] - mnew), sum = 0.0f;
         for (int j = 0; j < T; j++) {

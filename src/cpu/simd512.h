@@ -32,7 +32,7 @@ static inline __m512 kiln_exp512_full(__m512 x) {
  * DEG 4 (~4e-5) where the result is rounded to bf16 anyway. */
 #define KILN_EXP2_512(DEG)                                                                    \
     static inline __m512 kiln_exp2_512_d##DEG(__m512 t) {                                    \
-        t = _mm512_max_ps(t, _mm512_set1_ps(-160.0f));                                       \
+        t = _mm512_max_ps(_mm512_set1_ps(-160.0f), t); /* NaN in t stays NaN */             \
         __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);   \
         __m512 f = _mm512_sub_ps(t, n);                                                      \
         __m512 p;                                                                            \
@@ -72,8 +72,13 @@ static inline void kiln_softmax_block512(float *s, float *m, float *l, float *al
         __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
         __m512 x2 = _mm512_loadu_ps(x + 32), x3 = _mm512_loadu_ps(x + 48);
         __m512 vmax = _mm512_max_ps(_mm512_max_ps(x0, x1), _mm512_max_ps(x2, x3));
+        __mmask16 nan = _mm512_cmp_ps_mask(x0, x1, _CMP_UNORD_Q) |
+                        _mm512_cmp_ps_mask(x2, x3, _CMP_UNORD_Q);
         float mold = m[r], a = 1.0f;
-        if (_mm512_cmp_ps_mask(vmax, _mm512_set1_ps(mold), _CMP_GT_OQ)) {
+        if (nan && mold == mold) {
+            a = NAN;
+            m[r] = mold = NAN;
+        } else if (_mm512_cmp_ps_mask(vmax, _mm512_set1_ps(mold), _CMP_GT_OQ)) {
             float mnew = _mm512_reduce_max_ps(vmax);
             /* exp(mold - mnew), 0 when mold is -inf */
             a = _mm_cvtss_f32(_mm512_castps512_ps128(

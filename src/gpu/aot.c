@@ -50,13 +50,7 @@ static void join(char *buf, size_t cap, const char *a, const char *b)
     memcpy(buf + la + 1, b, lb + 1);
 }
 
-static int32_t block_threads(const kiln_gpu_variant *v)
-{
-    return v->kind == KILN_KERNEL_ATTN      ? KILN_ATTN_THREADS
-           : v->kind == KILN_KERNEL_COMBINE ? KILN_COMBINE_THREADS
-           : v->kind == KILN_KERNEL_DECODE  ? KILN_DECODE_THREADS
-                                            : KILN_ACT_THREADS;
-}
+static int32_t block_threads(const kiln_gpu_variant *v) { return kiln_gpu_variant_threads(v); }
 
 /* ---- clang -------------------------------------------------------------------------- */
 
@@ -277,6 +271,7 @@ static kiln_status write_manifest(const aot_build *b, const kiln_target *const *
         kiln_json_int(&j, "agprs", o->info.agprs);
         kiln_json_int(&j, "sgprs", o->info.sgprs);
         kiln_json_int(&j, "shared_bytes", o->info.shared_bytes);
+        kiln_json_int(&j, "dynamic_shared_bytes", kiln_gpu_variant_dynamic_smem(&o->v));
         kiln_json_int(&j, "stack_bytes", o->info.stack_bytes);
         kiln_json_int(&j, "wave_size", o->info.wave_size);
         kiln_json_int(&j, "block_threads", block_threads(&o->v));

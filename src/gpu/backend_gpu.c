@@ -143,6 +143,9 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, void **fn
         KILN_FORWARD(st);
     }
     st = s->drv->function(module, kiln_gpu_variant_kernel(v), &f);
+    /* Dynamic shared memory above the default needs the function's opt-in, once. */
+    if (st == KILN_OK && kiln_gpu_variant_dynamic_smem(v) > 0)
+        st = s->drv->function_set_smem(f, kiln_gpu_variant_dynamic_smem(v));
     if (st != KILN_OK) {
         s->drv->module_unload(s->dev, module);
         return st;
@@ -327,7 +330,8 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p, kiln_d
     }
     if (st == KILN_OK && !grid_empty(grid)) {
         void *args[] = {&a};
-        st = s->drv->launch(fn, grid, block, 0, p->stream, args);
+        st = s->drv->launch(fn, grid, block, (unsigned)kiln_gpu_variant_dynamic_smem(&v),
+                            p->stream, args);
         if (st == KILN_OK && combine_launch) {
             st = kiln_gpu_combine_grid(&a, grid, block);
             if (st == KILN_OK && !grid_empty(grid))

@@ -12,12 +12,18 @@
 static const kiln_dtype kAttnDtypes[] = {KILN_F16, KILN_BF16};
 static const kiln_dtype kActDtypes[] = {KILN_F32, KILN_F16, KILN_BF16};
 static const int32_t kHeadDims[] = {64, 128, 256};
-static const int32_t kTensorHeadDims[] = {64, 128};
+static const int32_t kTensorHeadDims[] = KILN_ATTN_TENSOR_HEAD_DIMS;
 static const int32_t kMasks[] = {KILN_MASK_FULL, KILN_MASK_CAUSAL, KILN_MASK_WINDOW};
 static const kiln_attn_mode kModes[] = {KILN_MODE_FIXED, KILN_MODE_VARLEN, KILN_MODE_PAGED};
 static const kiln_activation kActs[] = {KILN_ACT_SILU, KILN_ACT_GELU, KILN_ACT_GELU_TANH};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Host enums passed to the kernels as compile-time numbers (kiln_gpu_variant_defines). */
+_Static_assert(KILN_F32 == 0 && KILN_F16 == 1 && KILN_BF16 == 2,
+               "kiln_dtype values are the kernels' KILN_DTYPE numbers");
+_Static_assert(KILN_ACT_SILU == 0 && KILN_ACT_GELU == 1 && KILN_ACT_GELU_TANH == 2,
+               "kiln_activation values are the kernels' KILN_ACT numbers");
 
 static void put(kiln_gpu_variant *out, size_t cap, size_t *n, kiln_gpu_variant v)
 {
@@ -67,7 +73,7 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                                               KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR};
                         put(out, cap, &n, v);
                         v.kind = KILN_KERNEL_DECODE;
-                        put(out, cap, &n, v);
+                        if (kiln_gpu_decode_head_dim(kTensorHeadDims[d])) put(out, cap, &n, v);
                     }
     return n;
 }
@@ -109,6 +115,13 @@ kiln_status kiln_gpu_variant_for_attn(const kiln_attn_problem *p, kiln_gpu_varia
 
 static int aligned16(const void *ptr) { return ((uintptr_t)ptr & 15u) == 0; }
 
+int32_t kiln_gpu_tensor_head_dim(int64_t head_dim)
+{
+    for (size_t i = 0; i < COUNT(kTensorHeadDims); ++i)
+        if (head_dim <= kTensorHeadDims[i]) return kTensorHeadDims[i];
+    return 0;
+}
+
 int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
                            size_t cap)
 {
@@ -122,19 +135,29 @@ int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, cha
                  kiln_dtype_name(p->dtype));
         return 0;
     }
-    if (p->head_dim != 64 && p->head_dim != 128) {
-        snprintf(why, cap, "the tensor tier runs head_dim 64 or 128, not %lld",
+    if (p->head_dim <= 0 || p->head_dim % 8 != 0 || p->head_dim > 256) {
+        snprintf(why, cap, "the tensor tier runs head_dim multiples of 8 up to 256, not %lld",
                  (long long)p->head_dim);
         return 0;
     }
-    /* K and V rows are staged with 16-byte copies: every row start must be 16-byte
+    /* Q, K and V rows are staged with 16-byte copies: every row start must be 16-byte
      * aligned. */
-    if (!aligned16(p->k) || !aligned16(p->v) || p->k_stride_row % 8 || p->k_stride_head % 8 ||
-        p->k_stride_batch % 8 || p->v_stride_row % 8 || p->v_stride_head % 8 ||
-        p->v_stride_batch % 8) {
-        snprintf(why, cap, "the tensor tier reads K and V 16 bytes at a time: their base "
+    if (!aligned16(p->q) || !aligned16(p->k) || !aligned16(p->v) || p->q_stride_row % 8 ||
+        p->q_stride_head % 8 || p->q_stride_batch % 8 || p->k_stride_row % 8 ||
+        p->k_stride_head % 8 || p->k_stride_batch % 8 || p->v_stride_row % 8 ||
+        p->v_stride_head % 8 || p->v_stride_batch % 8) {
+        snprintf(why, cap, "the tensor tier reads Q, K and V 16 bytes at a time: their base "
                  "addresses must be 16-byte aligned and their strides multiples of 8 elements");
         return 0;
+    }
+    {
+        const int32_t d = kiln_gpu_tensor_head_dim(p->head_dim);
+        if (KILN_TQ_SMEM_BYTES(d) > t->shared_max_bytes) {
+            snprintf(why, cap, "the tensor tier's head_dim %d kernel needs %d bytes of shared "
+                     "memory; %s allows %lld", (int)d, (int)KILN_TQ_SMEM_BYTES(d), t->name,
+                     (long long)t->shared_max_bytes);
+            return 0;
+        }
     }
     return 1;
 }
@@ -150,14 +173,18 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
                  "KILN_GPU_TIER=tensor: %s", why);
     KILN_FORWARD(kiln_gpu_variant_for_attn(p, v));
     if (covered) {
-        v->head_dim = (int32_t)p->head_dim;
+        v->head_dim = kiln_gpu_tensor_head_dim(p->head_dim);
         v->tier = KILN_GPU_TIER_ID_TENSOR;
         if (kiln_gpu_decode_shaped(p->seqlen_q, p->heads_q, p->heads_kv) &&
-            p->num_splits <= KILN_DECODE_MAX_SPLITS)
+            kiln_gpu_decode_head_dim(p->head_dim) && p->num_splits <= KILN_DECODE_MAX_SPLITS) {
             v->kind = KILN_KERNEL_DECODE;
+            v->head_dim = (int32_t)p->head_dim;
+        }
     }
     return KILN_OK;
 }
+
+int kiln_gpu_decode_head_dim(int64_t head_dim) { return head_dim == 64 || head_dim == 128; }
 
 int kiln_gpu_decode_shaped(int64_t seqlen_q, int64_t heads_q, int64_t heads_kv)
 {
@@ -413,7 +440,28 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
                          (a->seqlen_q * group + KILN_ATTN_TENSOR_BLOCK_Q - 1) /
                              KILN_ATTN_TENSOR_BLOCK_Q,
                          GRID_X_MAX, &grid[0]));
+    block[0] = (unsigned)kiln_gpu_variant_threads(v);
     return KILN_OK;
+}
+
+int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
+{
+    switch (v->kind) {
+    case KILN_KERNEL_ATTN:
+        return v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_THREADS(v->head_dim)
+                                                  : KILN_ATTN_THREADS;
+    case KILN_KERNEL_COMBINE: return KILN_COMBINE_THREADS;
+    case KILN_KERNEL_ACT: return KILN_ACT_THREADS;
+    case KILN_KERNEL_DECODE: return KILN_DECODE_THREADS;
+    }
+    return 0;
+}
+
+int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v)
+{
+    return v->kind == KILN_KERNEL_ATTN && v->tier == KILN_GPU_TIER_ID_TENSOR
+               ? KILN_TQ_SMEM_BYTES(v->head_dim)
+               : 0;
 }
 
 kiln_status kiln_gpu_combine_grid(const kiln_attn_args *a, unsigned grid[3], unsigned block[3])

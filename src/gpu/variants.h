@@ -99,6 +99,8 @@ int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, cha
 /* Whether a call of this shape is decode-shaped (kernels/decode.h): seqlen_q the dense
  * length or the longest packed sequence. */
 int kiln_gpu_decode_shaped(int64_t seqlen_q, int64_t heads_q, int64_t heads_kv);
+/* Whether the decode kernel is compiled for this head dim (64, 128). */
+int kiln_gpu_decode_head_dim(int64_t head_dim);
 kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
                                          kiln_gpu_variant *v);
 kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,
@@ -124,13 +126,21 @@ void kiln_gpu_attn_args(kiln_attn_args *a, const kiln_attn_problem *p, int32_t n
                         void *workspace);
 void kiln_gpu_act_args(kiln_act_args *a, const kiln_act_problem *p);
 
-/* Launch geometry (kernels/kiln_args.h); shared memory is static, so no dynamic bytes.
+/* Launch geometry (kernels/kiln_args.h); see kiln_gpu_variant_dynamic_smem for the bytes.
  * KILN_UNSUPPORTED naming the dimension when a grid exceeds the 65,535 y / z limit. The
  * grid may have a zero dimension (nothing to launch) for empty problems. */
 kiln_status kiln_gpu_attn_grid(const kiln_attn_args *a, unsigned grid[3], unsigned block[3]);
-/* The same for the variant v's tier (the tensor kernel's blocks hold more rows). */
+/* The same for the variant v's tier (the tensor kernel's blocks hold more rows and, per
+ * head dim, more threads). */
 kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_args *a,
                                    unsigned grid[3], unsigned block[3]);
+/* Threads per block of v's kernel, and the dynamic shared memory it launches with (the
+ * tensor tier's; 0 for kernels with static shared memory only). */
+int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v);
+int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v);
+/* The tensor-tier head dim that runs head_dim (the smallest compiled one at least as wide;
+ * 0 above 256). */
+int32_t kiln_gpu_tensor_head_dim(int64_t head_dim);
 kiln_status kiln_gpu_combine_grid(const kiln_attn_args *a, unsigned grid[3],
                                   unsigned block[3]);
 kiln_status kiln_gpu_act_grid(const kiln_act_args *a, unsigned grid[3], unsigned block[3]);

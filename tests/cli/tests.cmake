@@ -65,5 +65,14 @@ set_tests_properties(cli_cache_ls_json PROPERTIES
   ENVIRONMENT "KILN_CACHE_DIR=${PROJECT_BINARY_DIR}/tests/cli_cache")
 kiln_cli_test(build_bad_target 2 "-DSTDERR_REGEX=--targets: .*'gfx9999'.*known: sm_80"
   -P ${KILN_CLI_EXPECT} -- build --targets sm_90,gfx9999 --out ${PROJECT_BINARY_DIR}/tests/aot)
-kiln_cli_test(build_needs_targets 2 "-DSTDERR_REGEX=--targets is required"
+kiln_cli_test(build_needs_targets 2 "-DSTDERR_REGEX=--targets is required when GPU_ARCHS is not set"
   -P ${KILN_CLI_EXPECT} -- build --out ${PROJECT_BINARY_DIR}/tests/aot)
+set_tests_properties(cli_build_needs_targets PROPERTIES ENVIRONMENT "GPU_ARCHS=")
+# GPU_ARCHS from the environment: a bad entry there is named as coming from GPU_ARCHS.
+kiln_cli_test(build_env_bad_target 2 "-DSTDERR_REGEX=GPU_ARCHS: .*'gfx9998'.*known: sm_80"
+  -P ${KILN_CLI_EXPECT} -- build --out ${PROJECT_BINARY_DIR}/tests/aot_env)
+set_tests_properties(cli_build_env_bad_target PROPERTIES ENVIRONMENT "GPU_ARCHS=sm_90,gfx9998")
+# An explicit --targets wins over the variable (the variable's bad entry is never read).
+kiln_cli_test(build_targets_win 2 "-DSTDERR_REGEX=--targets: .*'gfx9997'"
+  -P ${KILN_CLI_EXPECT} -- build --targets gfx9997 --out ${PROJECT_BINARY_DIR}/tests/aot_env)
+set_tests_properties(cli_build_targets_win PROPERTIES ENVIRONMENT "GPU_ARCHS=gfx9998")

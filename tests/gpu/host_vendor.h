@@ -42,6 +42,8 @@ KILN_DEV float kiln_expf(float x) { return expf(x); }
 KILN_DEV float kiln_logf(float x) { return logf(x); }
 KILN_DEV float kiln_fabsf(float x) { return fabsf(x); }
 KILN_DEV float kiln_fmaxf(float a, float b) { return fmaxf(a, b); }
+/* PTX max.NaN.f32: NaN when either input is NaN. */
+KILN_DEV float kiln_fmax_nan(float a, float b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
 KILN_DEV kiln_u32 kiln_f32_bits(float x)
 {
     kiln_u32 u;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "../nonfinite.h"
 #include "emulated_kernels.h"
 #include "reference.h"
 
@@ -85,11 +86,12 @@ static int launch(const kiln_gpu_variant *v, const kiln_attn_args *a, int combin
 }
 
 /* Which kernel a case runs on: the generic tier, the tensor tier's attention kernel, or
- * the decode kernel (what the tensor tier picks for decode-shaped calls). */
+ * the decode kernel (what the tensor tier picks for decode-shaped calls). nonfinite (enum
+ * tc_nonfinite, tests/nonfinite.h) plants a NaN or inf in the inputs, 0 none. */
 enum { RUN_GENERIC, RUN_TENSOR, RUN_DECODE };
 static const char *const kRunName[] = {"generic", "tensor", "decode"};
 
-static void run_attn(const attn_case *c, int which)
+static void run_attn_nf(const attn_case *c, int which, int nonfinite)
 {
     const kiln_gpu_tier_request tier =
         which == RUN_GENERIC ? KILN_GPU_TIER_WANT_GENERIC : KILN_GPU_TIER_WANT_TENSOR;
@@ -104,7 +106,8 @@ static void run_attn(const attn_case *c, int which)
     kiln_attention_params prm;
     kiln_attn_problem p;
 
-    check_case("attention %s (%s)", c->name, kRunName[which]);
+    check_case("attention %s%s%s (%s)", c->name, nonfinite ? " with " : "",
+               tc_nonfinite_name(nonfinite), kRunName[which]);
     kiln_attention_params_init(&prm);
     prm.causal = c->causal;
     prm.window_left = c->wl;
@@ -218,6 +221,12 @@ static void run_attn(const attn_case *c, int which)
                           cu_k ? &tcu_k : NULL, bt ? &tbt : NULL, seqk ? &tseqk : NULL, max_q,
                           max_k, &out, c->lse ? &lse : NULL, &prm);
     p.num_splits = c->splits;
+    if (nonfinite) {
+        check_state_.checks++;
+        if (!tc_nonfinite_plant(&p, nonfinite, slopes, 5))
+            check_fail_(__FILE__, __LINE__, "no entry to plant %s in",
+                        tc_nonfinite_name(nonfinite));
+    }
 
     {
         kiln_gpu_variant var, comb;
@@ -237,7 +246,7 @@ static void run_attn(const attn_case *c, int which)
         CHECK_EQ(var.tier, tier == KILN_GPU_TIER_WANT_TENSOR ? KILN_GPU_TIER_ID_TENSOR
                                                              : KILN_GPU_TIER_ID_GENERIC);
         CHECK_EQ(var.kind == KILN_KERNEL_DECODE,
-                 tier == KILN_GPU_TIER_WANT_TENSOR &&
+                 tier == KILN_GPU_TIER_WANT_TENSOR && kiln_gpu_decode_head_dim(p.head_dim) &&
                      kiln_gpu_decode_shaped(p.seqlen_q, p.heads_q, p.heads_kv));
         if (which == RUN_TENSOR) var.kind = KILN_KERNEL_ATTN;
         CHECK_EQ(var.kind == KILN_KERNEL_DECODE, which == RUN_DECODE);
@@ -266,7 +275,7 @@ static void run_attn(const attn_case *c, int which)
                         double got = kiln_ref_load(dt, od, qo + i * p.o_stride_row +
                                                                h * p.o_stride_head + d);
                         double want = ref_o[r * D + d];
-                        if (!(fabs(got - want) <= tol)) {
+                        if (!tc_nonfinite_close(got, want, tol)) {
                             ++bad;
                             check_fail_(__FILE__, __LINE__,
                                         "out[b=%lld i=%lld h=%lld d=%lld] %.6f vs %.6f",
@@ -277,8 +286,7 @@ static void run_attn(const attn_case *c, int which)
                     if (c->lse && bad < 5) {
                         double got = ld[lo + h * p.lse_stride_head + i * p.lse_stride_row];
                         double want = ref_l[r];
-                        int ok = isinf(want) ? isinf(got) && got < 0
-                                             : fabs(got - want) <= 1e-4 * (1 + fabs(want));
+                        int ok = tc_nonfinite_close(got, want, 1e-4 * (1 + fabs(want)));
                         if (!ok) {
                             ++bad;
                             check_fail_(__FILE__, __LINE__,
@@ -296,6 +304,15 @@ static void run_attn(const attn_case *c, int which)
     }
     free(qd), free(kd), free(vd), free(od), free(ld), free(slopes);
     free(cu_q), free(cu_k), free(bt), free(seqk);
+}
+
+static void run_attn(const attn_case *c, int which) { run_attn_nf(c, which, 0); }
+
+/* Whether the decode kernel takes a case (kernels/decode.h). */
+static int decodable(const attn_case *c)
+{
+    const int64_t sq = c->qlens ? max_of(c->qlens, c->batch) : c->sq;
+    return kiln_gpu_decode_head_dim(c->d) && kiln_gpu_decode_shaped(sq, c->hq, c->hkv);
 }
 
 static void run_act(kiln_activation act, kiln_dtype dt, int64_t rows, int64_t d)
@@ -376,7 +393,7 @@ int main(void)
         {"mqa 5 window split", KILN_MODE_VARLEN, 0, KILN_BF16, 3, 5, 1, 32, 0, 0, q3, k3, 0, 7, 2, 3.0f, 1, 3, 1, 0, 0, 0},
         {"gqa 8 decode split", KILN_MODE_PAGED, 0, KILN_BF16, 3, 16, 2, 128, 2, 0, 0, kd, 1, -1, 0, 0, 1, 4, 1, 0, 16, 0},
         {"gqa 3 prefill",      KILN_MODE_PAGED, 1, KILN_F16, 4, 6, 2, 80, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 8, 0},
-        /* Several query blocks and key tiles of the tensor kernel (64 x 64). */
+        /* Several query blocks and key tiles of the tensor kernel (128 rows x 64 keys). */
         {"long causal d128",   KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 150, 200, 0, 0, 1, -1, 0, 4.0f, 1, 1, 1, 0, 0, 0},
         {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0, 0},
         {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
@@ -419,12 +436,30 @@ int main(void)
             c.qlens = NULL;
             c.sq = 1;
         }
-        if (!c.decode_only) run_attn(&c, RUN_GENERIC);
-        if (c.d == 64 || c.d == 128) {
-            const int64_t sq = c.qlens ? max_of(c.qlens, c.batch) : c.sq;
-            if (!c.decode_only) run_attn(&c, RUN_TENSOR);
-            if (kiln_gpu_decode_shaped(sq, c.hq, c.hkv)) run_attn(&c, RUN_DECODE);
+        if (!c.decode_only) {
+            run_attn(&c, RUN_GENERIC);
+            run_attn(&c, RUN_TENSOR); /* every case: head dims up to 256 */
         }
+        if (decodable(&c)) run_attn(&c, RUN_DECODE);
+    }
+
+    /* Non-finite inputs: one NaN / inf in q, k, v or the slopes, on both tiers, with and
+     * without a split (so the combine sees NaN partial results). */
+    {
+        static const int qv[] = {6, 0, 21}, kv[] = {30, 9, 75};
+        const attn_case nf[] = {
+            {"nonfinite fixed",  KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 9, 70, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0, 0},
+            {"nonfinite varlen", KILN_MODE_VARLEN, 0, KILN_F16, 3, 2, 1, 128, 0, 0, qv, kv, 1, -1, 0, 0, 1, 3, 1, 0, 0, 0},
+            {"nonfinite paged",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 64, 1, 0, 0, kv, 0, -1, -1, 0, 1, 2, 1, 0, 16, 0},
+        };
+        for (size_t i = 0; i < sizeof nf / sizeof nf[0]; ++i)
+            for (int kind = 1; kind < TC_NF_COUNT; ++kind) {
+                attn_case c = nf[i];
+                if (tc_nonfinite_needs_full_mask(kind)) c.causal = 0, c.wl = c.wr = -1;
+                run_attn_nf(&c, RUN_GENERIC, kind);
+                run_attn_nf(&c, RUN_TENSOR, kind);
+                if (decodable(&c)) run_attn_nf(&c, RUN_DECODE, kind);
+            }
     }
 
     check_case("tier choice");
@@ -433,14 +468,25 @@ int main(void)
         kiln_gpu_variant v;
         memset(&p, 0, sizeof p);
         p.dtype = KILN_BF16;
-        p.head_dim = 96;
+        p.head_dim = 264;
         p.k = p.v = (const void *)(uintptr_t)64;
         CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
         CHECK(strstr(why, "head_dim") != NULL);
         CHECK_STATUS(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_TENSOR, &v),
                      KILN_UNSUPPORTED);
+        /* A head dim between the compiled ones runs on the next wider one. */
+        p.head_dim = 72;
         CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
-        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
+        CHECK_EQ(v.head_dim, 80);
+        /* The widest kernel needs more shared memory than an RTX 3090 / 4090 block has. */
+        p.head_dim = 256;
+        CHECK(!kiln_gpu_tensor_covers(&p, kiln_target_find("sm_86"), why, sizeof why));
+        CHECK(strstr(why, "shared memory") != NULL);
+        CHECK(kiln_gpu_tensor_covers(&p, kiln_target_find("sm_90"), why, sizeof why));
+        p.q = (const void *)(uintptr_t)8; /* Q rows are staged 16 bytes at a time too */
+        CHECK(!kiln_gpu_tensor_covers(&p, t, why, sizeof why));
+        p.q = NULL;
         p.head_dim = 128;
         CHECK(kiln_gpu_tensor_covers(&p, t, why, sizeof why));
         CHECK(!kiln_gpu_tensor_covers(&p, kiln_target_find("gfx942"), why, sizeof why));
@@ -500,10 +546,10 @@ int main(void)
         CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
         CHECK_EQ(v.kind, KILN_KERNEL_ATTN);
         p.heads_kv = 8;
-        p.head_dim = 96; /* not covered by the tensor tier */
+        p.head_dim = 96; /* the tensor tier's attention kernel: no decode build of it */
         CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
         CHECK_EQ(v.kind, KILN_KERNEL_ATTN);
-        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_GENERIC);
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
         check_note_ran();
     }
     for (int act = 0; act < 3; ++act)

@@ -42,13 +42,20 @@ foreach(dtype 1 2)
     foreach(mask 0 1 2)
       foreach(mode 0 1 2)
         kiln_emu_variant(attention.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 0)
-        if(NOT hd EQUAL 256)
-          kiln_emu_variant(attention_mma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1)
+        if(hd EQUAL 64 OR hd EQUAL 128)
           kiln_emu_variant(decode.cu kiln_attn_decode KILN_KERNEL_DECODE ${dtype} ${hd} ${mask} ${mode} 0 1)
         endif()
       endforeach()
     endforeach()
     kiln_emu_variant(combine.cu kiln_attn_combine KILN_KERNEL_COMBINE ${dtype} ${hd} 0 0 0 0)
+  endforeach()
+  # The tensor tier's head dims (kernels/attention_mma.h).
+  foreach(hd 32 64 80 96 128 160 192 256)
+    foreach(mask 0 1 2)
+      foreach(mode 0 1 2)
+        kiln_emu_variant(attention_mma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1)
+      endforeach()
+    endforeach()
   endforeach()
 endforeach()
 foreach(act 0 1 2)
@@ -97,7 +104,7 @@ endif()
 # One ctest per target so `ctest -j` spreads them; KILN_COMPILE_MATRIX_FILTER restricts the
 # variants (a key substring, e.g. "d128" or ".tensor") for a quicker run; empty = every variant.
 option(KILN_COMPILE_MATRIX "Compile every GPU kernel variant for the CI targets in ctest" ON)
-set(KILN_COMPILE_MATRIX_TARGETS "sm_80;sm_90;gfx942;gfx950;gfx1100;gfx1101;gfx1102;gfx1103;gfx1151;gfx1201"
+set(KILN_COMPILE_MATRIX_TARGETS "sm_80;sm_86;sm_89;sm_90;gfx942;gfx950;gfx1100;gfx1101;gfx1102;gfx1103;gfx1151;gfx1201"
   CACHE STRING "Targets of the compile matrix")
 set(KILN_COMPILE_MATRIX_OPTIONAL "gfx950" CACHE STRING
   "Compile-matrix targets reported as skipped when the installed clang does not know them")

@@ -74,13 +74,20 @@ def attention_one(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=
             s = s - slopes[h] * np.abs(i - j)
         s = np.where(visible, s, -np.inf)
         m = s.max(axis=1, keepdims=True) if sk else np.full((sq, 1), -np.inf)
-        rows = np.isfinite(m[:, 0])
+        # Rows with a visible logit above -inf; a NaN logit makes its row's max (and the
+        # row) NaN, a +inf one gives exp(inf - inf) = NaN, as IEEE arithmetic says.
+        nan_rows = np.isnan(s).any(axis=1)
+        m[nan_rows, 0] = np.nan
+        rows = m[:, 0] != -np.inf
         if not rows.any():
             continue
-        p = np.exp(s[rows] - m[rows])
-        z = p.sum(axis=1, keepdims=True)
-        out[rows, h, :] = (p / z) @ v[:, h // group, :]
-        lse[h, rows] = (m[rows] + np.log(z))[:, 0]
+        with np.errstate(invalid="ignore"):
+            p = np.exp(s[rows] - m[rows])
+            z = p.sum(axis=1, keepdims=True)
+            # Masked keys never count, whatever v holds there (not even as 0 * NaN).
+            w = np.where(visible[rows][:, :, None], (p / z)[:, :, None] * v[None, :, h // group, :], 0.0)
+            out[rows, h, :] = w.sum(axis=1)
+            lse[h, rows] = (m[rows] + np.log(z))[:, 0]
     return out, lse
 
 

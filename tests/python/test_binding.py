@@ -2,6 +2,7 @@
 C calls, float64 references, strides, error mapping, varlen, paged, activations, LSE,
 dispatch reports and use from several threads."""
 
+import inspect
 import os
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import zlib
 import numpy as np
 
 import kiln
+import missing
 from kiln import _lib
 
 import reference as ref
@@ -61,7 +63,7 @@ class TestABI(unittest.TestCase):
             return subprocess.run([probe], check=True, capture_output=True, text=True).stdout
         cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
         if not cc:
-            self.skipTest("no KILN_ABI_PROBE and no C compiler")
+            missing.tool("no KILN_ABI_PROBE and no C compiler (cc, gcc or clang)")
         here = os.path.dirname(os.path.abspath(__file__))
         include = os.path.join(here, os.pardir, os.pardir, "include")
         with tempfile.TemporaryDirectory() as tmp:
@@ -89,24 +91,49 @@ class TestABI(unittest.TestCase):
 
 class TestLibrary(unittest.TestCase):
     def test_params_defaults_match_library(self):
-        # The binding builds params positionally and relies on zeroed fields being
-        # kiln_attention_params_init()'s defaults.
+        # What the binding passes when a caller gives no option (the defaults of
+        # kiln.attention's own signature) must be kiln_attention_params_init()'s defaults.
         lib_default = _lib.AttentionParams()
         _lib.ctypes.memset(_lib.ctypes.byref(lib_default), 0x5A,
                            _lib.ctypes.sizeof(lib_default))
         _lib.lib().kiln_attention_params_init(_lib.ctypes.byref(lib_default))
-        ours = _lib.AttentionParams(0.0, 0, -1, -1, 0.0)
+        sig = inspect.signature(kiln.attention).parameters
+        options = {name: sig[name].default for name in
+                   ("causal", "window", "softcap", "scale", "alibi_slopes", "num_splits",
+                    "workspace")}
+        call = kiln.Call(np.zeros((1, 1, 1, 8), np.float32), "q")
+        passed = kiln._params(call, **options)
         for name, _ in _lib.AttentionParams._fields_:
-            a, b = getattr(lib_default, name), getattr(ours, name)
-            if name == "alibi_slopes":
-                a, b = a.data, b.data
+            a, b = getattr(lib_default, name), getattr(passed, name)
+            if isinstance(a, _lib.Tensor):
+                a, b = _lib.ctypes.string_at(_lib.ctypes.addressof(a), _lib.ctypes.sizeof(a)), \
+                    _lib.ctypes.string_at(_lib.ctypes.addressof(b), _lib.ctypes.sizeof(b))
             self.assertEqual(a, b, name)
+        # And a call with those defaults gives the bits of one with the defaults spelled out.
+        q = np.random.default_rng(7).standard_normal((1, 5, 2, 16)).astype(np.float32)
+        self.assertTrue(np.array_equal(kiln.attention(q, q, q),
+                                       kiln.attention(q, q, q, causal=False, window=(-1, -1),
+                                                      softcap=0.0, scale=1 / 4.0)))
 
     def test_version_and_info(self):
         self.assertEqual(kiln.library_version(), kiln.__version__)
         info = kiln.info()
-        self.assertIsInstance(info, dict)
-        self.assertIsInstance(kiln.info("cpu"), dict)
+        self.assertEqual(info["version"], kiln.__version__)
+        major, minor, patch = (int(x) for x in kiln.__version__.split("."))
+        self.assertEqual(info["version_number"], major * 10000 + minor * 100 + patch)
+        names = [b["name"] for b in info["backends"]]
+        self.assertEqual(names[0], "cpu")
+        self.assertTrue(set(names) <= {"cpu", "cuda", "hip"}, names)
+        cpu = info["backends"][0]
+        self.assertIs(cpu["available"], True)
+        self.assertIn(info["auto"]["backend"], names)
+        self.assertTrue(info["auto"]["reason"])
+        self.assertIn("sm_90", info["targets_known"])
+        self.assertIn("gfx1151", info["targets_known"])
+        for b in info["backends"]:
+            self.assertEqual("reason" in b, not b["available"], b)
+        with_ctx = kiln.info("cpu")
+        self.assertEqual(with_ctx["context_backend"], "cpu")
 
     def test_library_lookup(self):
         # Without KILN_LIBRARY the package looks in build/ at the root of its own tree.
@@ -342,6 +369,57 @@ class TestErrors(Base):
         e = kiln.KilnError(kiln.Status.UNSUPPORTED, "no")
         e2 = pickle.loads(pickle.dumps(e))
         self.assertEqual((e2.status, e2.message), (kiln.Status.UNSUPPORTED, "no"))
+
+
+class TestEmptyAndNonFinite(Base):
+    def test_empty_tensors_are_noops(self):
+        # numpy gives empty arrays zero strides; every entry point takes them as a no-op.
+        f32 = np.float32
+        q = np.zeros((0, 5, 4, 16), f32)
+        self.assertEqual(q.strides, (0, 0, 0, 0))
+        self.assertEqual(kiln.attention(q, q, q).shape, (0, 5, 4, 16))
+        self.assertEqual(kiln.last_dispatch()["variant"], "none")
+        k = self.rng.standard_normal((2, 3, 4, 16)).astype(f32)
+        out, lse = kiln.attention(np.zeros((2, 0, 4, 16), f32), k, k, causal=True,
+                                  return_lse=True)
+        self.assertEqual((out.shape, lse.shape), ((2, 0, 4, 16), (2, 4, 0)))
+        kp = self.rng.standard_normal((6, 2, 16)).astype(f32)
+        cu = np.zeros(3, np.int32)
+        cuk = np.array([0, 2, 6], np.int32)
+        out = kiln.attention_varlen(np.zeros((0, 2, 16), f32), kp, kp, cu, cuk, 0, 4)
+        self.assertEqual(out.shape, (0, 2, 16))
+        cache = self.rng.standard_normal((2, 16, 2, 16)).astype(f32)
+        out = kiln.attention_paged(np.zeros((0, 1, 2, 16), f32), cache, cache,
+                                   np.zeros((0, 2), np.int32), np.zeros(0, np.int32))
+        self.assertEqual(out.shape, (0, 1, 2, 16))
+        self.assertEqual(kiln.silu_and_mul(np.zeros((0, 64), f32)).shape, (0, 32))
+        self.assertEqual(kiln.last_dispatch()["variant"], "none")
+
+    def test_nan_and_inf_propagate(self):
+        # A NaN in one query row makes that row NaN and leaves the others alone; a +inf in a
+        # key gives NaN through exp(inf - inf); a NaN in v reaches every row that sees it.
+        f32 = np.float32
+        q = self.rng.standard_normal((1, 6, 2, 16)).astype(f32)
+        k = self.rng.standard_normal((1, 9, 2, 16)).astype(f32)
+        v = self.rng.standard_normal((1, 9, 2, 16)).astype(f32)
+        qn = q.copy()
+        qn[0, 3, 1, 5] = np.nan
+        out, lse = kiln.attention(qn, k, v, return_lse=True)
+        want, want_lse = ref.attention(qn, k, v)
+        self.assertTrue(np.isnan(out[0, 3, 1]).all() and np.isnan(lse[0, 1, 3]))
+        self.assertFalse(np.isnan(np.delete(out[0], 3, axis=0)).any())
+        self.assertTrue(np.array_equal(np.isnan(out), np.isnan(want)))
+        kn = k.copy()
+        kn[0, 4, 0, 2] = np.inf
+        out = kiln.attention(q, kn, v)
+        want, _ = ref.attention(q, kn, v)
+        self.assertTrue(np.isnan(want).any())
+        self.assertTrue(np.array_equal(np.isnan(out), np.isnan(want)))
+        vn = v.copy()
+        vn[0, 0, 1, 7] = np.nan
+        out = kiln.attention(q, k, vn)
+        self.assertTrue(np.isnan(out[0, :, 1, 7]).all())
+        self.assertEqual(int(np.isnan(out).sum()), 6)
 
 
 class TestVarlen(Base):

@@ -16,14 +16,13 @@ except ImportError:  # the CPU tests need numpy only
     torch = None
 
 import kiln
+import missing
 from kiln import _lib
 
 ERRORS = []  # (case, kiln's max error, SDPA's max error), printed by tearDownModule
 
 
 def setUpModule():
-    if torch is None:
-        raise unittest.SkipTest("torch is not installed")
     if not os.path.exists(_lib.library_path()):
         raise unittest.SkipTest(f"no kiln library at {_lib.library_path()}")
 
@@ -86,8 +85,17 @@ def reference(q, k, v, causal=False, window=(-1, -1), softcap=0.0, scale=None, s
     return torch.matmul(p, v), lse
 
 
+def _need_torch():
+    if torch is None:
+        missing.tool("torch is not installed (Debian: apt-get install python3-torch)")
+
+
 class TestTorchCPU(unittest.TestCase):
     """CPU tensors take the CPU backend and give the numpy path's bits."""
+
+    @classmethod
+    def setUpClass(cls):
+        _need_torch()
 
     def test_matches_numpy_path(self):
         g = torch.Generator().manual_seed(0)
@@ -124,7 +132,7 @@ class TestTorchCPU(unittest.TestCase):
 
 
 def _cuda_ready():
-    if torch is None or not torch.cuda.is_available():
+    if not torch.cuda.is_available():
         return "no CUDA GPU visible to torch"
     try:
         kiln.info("hip" if torch.version.hip else "cuda", torch.cuda.current_device())
@@ -136,6 +144,7 @@ def _cuda_ready():
 class TestCUDA(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        _need_torch()
         why = _cuda_ready()
         if why:
             raise unittest.SkipTest(why)
@@ -144,16 +153,16 @@ class TestCUDA(unittest.TestCase):
     def setUp(self):
         torch.manual_seed(0)
 
-    def rand(self, *shape, dtype=torch.bfloat16):
-        return torch.randn(*shape, device=self.dev, dtype=dtype)
+    def rand(self, *shape, dtype=None):
+        return torch.randn(*shape, device=self.dev, dtype=dtype or torch.bfloat16)
 
-    def check(self, case, got, want, sdpa=None, dtype=torch.bfloat16):
+    def check(self, case, got, want, sdpa=None, dtype=None):
         """got/want/sdpa [b, h, s, d] (or any matching shape)."""
         ours = (got.float() - want).abs().max().item() if got.numel() else 0.0
         theirs = None if sdpa is None else (sdpa.float() - want).abs().max().item()
         ERRORS.append((case, ours, theirs))
         self.assertFalse(math.isnan(ours), case)
-        tol = {torch.bfloat16: 8e-3, torch.float16: 1e-3}[dtype]
+        tol = {torch.bfloat16: 8e-3, torch.float16: 1e-3}[dtype or torch.bfloat16]
         scale = max(1.0, want.abs().max().item()) if want.numel() else 1.0
         bound = max(tol * scale, 2.0 * theirs) if theirs is not None else 2 * tol * scale
         self.assertLessEqual(ours, bound, f"{case}: kiln {ours:.3e}, SDPA {theirs}")

@@ -4,7 +4,8 @@
 #
 #   tests/windows/run-wine.sh            from anywhere; JOBS=n sets build/test parallelism
 #
-# Exit status: 0 all passed, 1 a step failed, 77 MinGW-w64 or Wine is not installed.
+# Exit status: 0 all passed, 1 a step failed, 77 MinGW-w64 or Wine is not installed (1 under
+# KILN_TEST_STRICT=1, where a missing tool is a failure).
 # The Wine prefix is a fresh temporary folder, removed on exit, so nothing depends on (or
 # changes) the user's ~/.wine.
 set -euo pipefail
@@ -13,9 +14,16 @@ cd "$(dirname "$0")/../.."
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 BUILD=build-windows-mingw
 
-if ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
-    echo "run-wine: x86_64-w64-mingw32-gcc not found (Debian: gcc-mingw-w64-x86-64); skipped"
+missing_tool() {
+    if [ -n "${KILN_TEST_STRICT:-}" ] && [ "${KILN_TEST_STRICT}" != 0 ]; then
+        echo "run-wine: $1; KILN_TEST_STRICT=1 makes a missing tool a failure"
+        exit 1
+    fi
+    echo "run-wine: $1; skipped"
     exit 77
+}
+if ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
+    missing_tool "x86_64-w64-mingw32-gcc not found (Debian: gcc-mingw-w64-x86-64)"
 fi
 # Debian's `wine` wrapper warns on every start when 32-bit Wine is missing; the 64-bit
 # loader runs these 64-bit programs directly.
@@ -25,8 +33,7 @@ for candidate in /usr/lib/wine/wine64 /usr/lib64/wine/wine64 "$(command -v wine6
     if [ -n "$candidate" ] && [ -x "$candidate" ]; then WINE=$candidate; break; fi
 done
 if [ -z "$WINE" ]; then
-    echo "run-wine: wine not found (Debian: wine wine64); skipped"
-    exit 77
+    missing_tool "wine not found (Debian: wine wine64)"
 fi
 WINESERVER=$(dirname "$WINE")/wineserver
 [ -x "$WINESERVER" ] || WINESERVER=$(command -v wineserver)
