@@ -8,12 +8,14 @@ call followed by torch.cuda.synchronize(), wall clock per call, median. Contende
 SDPA backend that runs (flash, cuDNN, efficient, math) and kiln.
 
 --suite adds suite 2 (prefill TFLOP/s, CUDA events over back-to-back calls), suite 3 (decode
-K+V bandwidth, dense and paged with pages of 16 and 64) and suite 5 (silu_and_mul against a
+K+V bandwidth at B = 1, 8 and 64, dense and paged with pages of 16 and 64, against a device
+copy of the same bytes timed in the same run) and suite 5 (silu_and_mul against a
 device copy of the same bytes).
 
 Writes <out>/<suite>_<machine>_<date>.json (and .png for suites 1-3) and prints each table.
 Run from the repository root after building (build/libkiln.so):
     PYTHONPATH=python python3 bench/reference_benchmark.py --suite
+    PYTHONPATH=python python3 bench/reference_benchmark.py --only decode   (suite 3 alone)
 """
 
 import argparse
@@ -332,11 +334,12 @@ def throughput_table(report):
         if suite == "prefill":
             label = f"D={r['D']} S={r['S']} B={r['B']} {'causal' if r['causal'] else 'full'}"
         elif suite == "decode":
-            label = f"L={r['L']}"
+            label = f"B={r['B']} L={r['L']}"
         else:
             label = f"{r['rows']}x{2 * r['d']}"
-        cells = [f"{n} {e[key]:.2f}" if key in e else f"{n} -"
-                 for n, e in r["contenders"].items()]
+        cells = [(f"{n} {e[key]:.2f}" + (f" ({e['fraction_of_copy']:.2f} of copy)"
+                                          if "fraction_of_copy" in e else ""))
+                 if key in e else f"{n} -" for n, e in r["contenders"].items()]
         lines.append(f"  {label:<28} " + "  ".join(cells))
     return "\n".join(lines)
 
@@ -433,61 +436,87 @@ def suite_prefill(args, meta):
 
 
 def suite_decode(args, meta):
+    """K+V read bandwidth of one decode step, against a device copy of the same bytes timed
+    in the same run (its rate counts bytes read + written, so the two compare as fractions
+    of what the memory system moves)."""
     dev = torch.device(DEV)
-    b, hq, hkv, d = args.decode_batch, 32, 8, 128
+    hq, hkv, d = 32, 8, 128
     results = []
-    for L in args.decode_lens:
-        g = torch.Generator(device=dev).manual_seed(L)
-        q = torch.randn(b, hq, 1, d, device=dev, dtype=torch.bfloat16, generator=g)
-        k = torch.randn(b, hkv, L, d, device=dev, dtype=torch.bfloat16, generator=g)
-        v = torch.randn(b, hkv, L, d, device=dev, dtype=torch.bfloat16, generator=g)
-        kv_bytes = 2 * b * L * hkv * d * 2
-        row = {"B": b, "Hq": hq, "Hkv": hkv, "D": d, "L": L, "kv_bytes": kv_bytes,
-               "contenders": {}}
-        cs = sdpa_contenders(q, k, v, gqa=True, names=["flash", "cudnn", "efficient"])
-        cs += kiln_attention_contenders(q, k, v, suffix="_dense")
-        outs = {}
-        for c in cs:
-            o = timed(c.name, c, row["contenders"], time_events)
-            if o is not None:
-                outs[c.name] = o.transpose(1, 2) if c.name.startswith("kiln") else o
-        for page in (16, 64):
-            npages = b * L // page
-            # Pages shuffled so that a sequence's pages are scattered, as in a real cache.
-            perm = torch.randperm(npages, device=dev, generator=g)
-            kc = k.transpose(1, 2).reshape(npages, page, hkv, d)[torch.argsort(perm)]
-            vc = v.transpose(1, 2).reshape(npages, page, hkv, d)[torch.argsort(perm)]
-            table = perm.view(b, L // page).to(torch.int32)
-            seqlens = torch.full((b,), L, dtype=torch.int32, device=dev)
-            qt = q.transpose(1, 2)
-            out = torch.empty_like(qt)
-
-            def fn(kc=kc, vc=vc, table=table):
-                return kiln.attention_paged(qt, kc, vc, table, seqlens, out=out)
-            for tier in KILN_TIERS:
-                name = f"kiln_{tier}_paged{page}"
-                o = timed(name, Contender(name, fn, tier_context(tier)), row["contenders"],
-                          time_events)
-                if o is not None:
-                    outs[name] = o.transpose(1, 2)
-                    row["contenders"][name]["dispatch"] = kiln.last_dispatch()
-            del kc, vc
-        ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient",
-                                     "kiln_generic_dense") if n in outs), None)
-        for name, e in row["contenders"].items():
-            if "median_s" in e:
-                e["tb_per_s"] = kv_bytes / e["median_s"] / 1e12
-                if ref_name and name in outs and name != ref_name:
-                    e["max_abs_diff_vs_" + ref_name] = \
-                        (outs[name].float() - outs[ref_name].float()).abs().max().item()
-        del q, k, v, outs
-        results.append(row)
-        print(f"decode L={L}: " + "  ".join(
-            f"{n} {e['tb_per_s']:.2f}" if "tb_per_s" in e else f"{n} n/a"
-            for n, e in row["contenders"].items()) + " TB/s of K+V", flush=True)
+    for b in args.decode_batches:
+        for L in args.decode_lens:
+            results.append(decode_row(args, dev, b, hq, hkv, d, L))
     return {"suite": "decode", "timing": "CUDA events over back-to-back calls, median of 5",
-            "bandwidth": "bytes of K and V read (2*B*L*Hkv*D*2) per second", "meta": meta,
-            "results": results}
+            "bandwidth": "bytes of K and V read (2*B*L*Hkv*D*2) per second; copy: bytes "
+                         "read + written by a device copy of 2*B*L*Hkv*D*2 bytes",
+            "meta": meta, "results": results}
+
+
+def decode_row(args, dev, b, hq, hkv, d, L):
+    g = torch.Generator(device=dev).manual_seed(L + b)
+    q = torch.randn(b, hq, 1, d, device=dev, dtype=torch.bfloat16, generator=g)
+    k = torch.randn(b, hkv, L, d, device=dev, dtype=torch.bfloat16, generator=g)
+    v = torch.randn(b, hkv, L, d, device=dev, dtype=torch.bfloat16, generator=g)
+    kv_bytes = 2 * b * L * hkv * d * 2
+    row = {"B": b, "Hq": hq, "Hkv": hkv, "D": d, "L": L, "kv_bytes": kv_bytes,
+           "contenders": {}}
+    # The practical limit: a device copy of the same number of bytes.
+    src = torch.empty(kv_bytes // 2, device=dev, dtype=torch.bfloat16)
+    dst = torch.empty_like(src)
+    copy = Contender("copy", lambda: dst.copy_(src))
+    if timed("copy", copy, row["contenders"], time_events) is not None:
+        e = row["contenders"]["copy"]
+        e["tb_per_s"] = 2 * kv_bytes / e["median_s"] / 1e12
+        e["bytes_moved"] = 2 * kv_bytes
+    del src, dst
+    cs = sdpa_contenders(q, k, v, gqa=True, names=["flash", "cudnn", "efficient"])
+    cs += kiln_attention_contenders(q, k, v, suffix="_dense")
+    outs = {}
+    for c in cs:
+        o = timed(c.name, c, row["contenders"], time_events)
+        if o is not None:
+            kilnish = c.name.startswith("kiln")
+            outs[c.name] = o.transpose(1, 2) if kilnish else o
+            if kilnish:
+                row["contenders"][c.name]["dispatch"] = kiln.last_dispatch()
+    for page in (16, 64):
+        npages = b * L // page
+        # Pages shuffled so that a sequence's pages are scattered, as in a real cache.
+        perm = torch.randperm(npages, device=dev, generator=g)
+        kc = k.transpose(1, 2).reshape(npages, page, hkv, d)[torch.argsort(perm)]
+        vc = v.transpose(1, 2).reshape(npages, page, hkv, d)[torch.argsort(perm)]
+        table = perm.view(b, L // page).to(torch.int32)
+        seqlens = torch.full((b,), L, dtype=torch.int32, device=dev)
+        qt = q.transpose(1, 2)
+        out = torch.empty_like(qt)
+
+        def fn(kc=kc, vc=vc, table=table):
+            return kiln.attention_paged(qt, kc, vc, table, seqlens, out=out)
+        for tier in KILN_TIERS:
+            name = f"kiln_{tier}_paged{page}"
+            o = timed(name, Contender(name, fn, tier_context(tier)), row["contenders"],
+                      time_events)
+            if o is not None:
+                outs[name] = o.transpose(1, 2).clone()
+                row["contenders"][name]["dispatch"] = kiln.last_dispatch()
+        del kc, vc
+    ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient",
+                                 "kiln_generic_dense") if n in outs), None)
+    copy_rate = row["contenders"].get("copy", {}).get("tb_per_s")
+    for name, e in row["contenders"].items():
+        if "median_s" in e and name != "copy":
+            e["tb_per_s"] = kv_bytes / e["median_s"] / 1e12
+            if copy_rate:
+                e["fraction_of_copy"] = e["tb_per_s"] / copy_rate
+            if ref_name and name in outs and name != ref_name:
+                e["max_abs_diff_vs_" + ref_name] = \
+                    (outs[name].float() - outs[ref_name].float()).abs().max().item()
+    del q, k, v, outs
+    print(f"decode B={b} L={L}: " + "  ".join(
+        f"{n} {e['tb_per_s']:.2f}" if "tb_per_s" in e else f"{n} n/a"
+        for n, e in row["contenders"].items()) + " TB/s", flush=True)
+    if DEV == "cuda":
+        torch.cuda.empty_cache()
+    return row
 
 
 def suite_activation(args, meta):
@@ -607,16 +636,16 @@ def plot(report, path):
         ax.set_ylabel("TFLOP/s")
         ax.set_title("prefill, B*S = 32k, H*D = 2048, bf16")
     elif suite == "decode":
-        labels = [f"L={r['L']}" for r in report["results"]]
+        labels = [f"B={r['B']} L={r['L']}" for r in report["results"]]
         names = sorted({n for r in report["results"] for n in r["contenders"]})
         width = 0.8 / max(1, len(names))
         for i, n in enumerate(names):
             ys = [r["contenders"].get(n, {}).get("tb_per_s", 0) for r in report["results"]]
             ax.bar([j + i * width for j in range(len(labels))], ys, width, label=n)
         ax.set_xticks([j + 0.4 - width / 2 for j in range(len(labels))])
-        ax.set_xticklabels(labels)
-        ax.set_ylabel("TB/s of K+V read")
-        ax.set_title("decode, B=64, 32/8 heads, D=128, bf16")
+        ax.set_xticklabels(labels, fontsize=8)
+        ax.set_ylabel("TB/s of K+V read (copy: read + written)")
+        ax.set_title("decode, q length 1, 32/8 heads, D=128, bf16")
     m = report["meta"]
     fig.suptitle(f"{m['gpu']}, torch {m['torch']}, {m['date'][:10]}", fontsize=9)
     ax.legend(fontsize=8)
@@ -656,17 +685,18 @@ def main():
     set_kiln_tiers([t for t in args.kiln_tiers.split(",") if t])
     args.sdpa = [n for n in args.sdpa.split(",") if n]
     args.prefill_seqlens, args.prefill_tokens = [1024, 4096, 16384], 32768
-    args.decode_batch, args.decode_lens = 64, [4096, 32768]
+    args.decode_batches, args.decode_lens = [1, 8, 64], [4096, 32768]
     args.act_shape = (8192, 14336)
     if args.quick:
         args.prefill_seqlens, args.decode_lens = [1024, 4096], [4096]
+        args.decode_batches = [1, 64]
     if args.dry_run:
         global DEV, sync, Event
         DEV, sync, Event = "cpu", (lambda: None), _HostEvent
         args.seqlens = [16, 48]
         args.warmup, args.calls, args.rounds = 2, 7, 3
         args.prefill_seqlens, args.prefill_tokens = [64, 128], 256
-        args.decode_batch, args.decode_lens = 2, [256]
+        args.decode_batches, args.decode_lens = [1, 2], [256]
         args.act_shape = (64, 256)
     elif not torch.cuda.is_available():
         sys.exit("no CUDA device visible to torch")

@@ -199,7 +199,9 @@ typedef struct kiln_attention_params {
      * the shape; 1 = no split. Partial results are combined exactly (fp32 LSE merge). */
     int32_t num_splits;
     /* Optional caller-owned scratch for split-KV (device memory on a GPU context), at least
-     * kiln_attention_workspace_size() bytes; NULL = kiln allocates its own. */
+     * kiln_attention_workspace_size() bytes; NULL = kiln allocates its own. Its contents
+     * need no initialisation and carry nothing from one call to the next, so one buffer
+     * serves every call on its stream and every replay of a captured CUDA graph. */
     void *workspace;
     size_t workspace_size;
     /* GPU stream (cudaStream_t / hipStream_t) to queue work on; NULL = the default stream. */

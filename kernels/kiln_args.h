@@ -8,6 +8,8 @@
  *   kiln_attn_fwd      grid (ceil(seqlen_q * (heads_q / heads_kv) / KILN_ATTN_BLOCK_Q),
  *                            heads_kv, batch * num_splits)
  *   kiln_attn_combine  grid (seqlen_q, heads_q, batch)        (only when num_splits > 1)
+ *   kiln_attn_decode   grid (ceil(seqlen_q * group / KILN_DECODE_ROWS) * num_splits,
+ *                            heads_kv, batch)  (kernels/decode.h; merges its own splits)
  *   kiln_act_and_mul   grid (rows, ceil(d / (KILN_ACT_THREADS * vec)), 1)
  * where seqlen_q is the dense length or the longest packed sequence (max_seqlen_q). Blocks
  * past a sequence's end return at once, so a generous bound is only a little slower.

@@ -33,6 +33,9 @@
  * M_i[2t][g] in the low half and M_i[2t+1][g] in the high half.
  * KILN_DYNAMIC_SHARED(name, bytes): declares the block's dynamic shared memory as the
  * 16-byte aligned byte array name (bytes is the size the host launches with).
+ * kiln_movmatrix_trans(r): movmatrix.sync.aligned.m8n8.trans.b16 (sm_75+): the 8 x 8 16-bit
+ * matrix whose row g, columns 2t..2t+1 lane (g, t) holds in r, transposed: the result in
+ * lane (g, t) is M[2t][g] (low half) and M[2t+1][g] (high half).
  * kiln_grid_x(): the grid's x size.
  * Every lane of the warp must make each call (warp-uniform control flow).
  */
@@ -123,6 +126,16 @@ KILN_DEV void kiln_ldmatrix_x4_trans(kiln_u32 r[4], kiln_sptr row)
 KILN_DEV kiln_u32 kiln_pack2(float lo, float hi)
 {
     return (kiln_u32)kiln_f32_to_elem(lo) | ((kiln_u32)kiln_f32_to_elem(hi) << 16);
+}
+
+KILN_DEV kiln_u32 kiln_movmatrix_trans(kiln_u32 r)
+{
+    kiln_u32 all[32];
+    const int lane = kiln_thread_x() % 32, g = lane / 4, t = lane % 4;
+    kiln_host_warp_exchange(&r, all, sizeof r);
+    /* M[row][col] is half col % 2 of lane 4 row + col / 2. */
+    return ((all[8 * t + g / 2] >> (16 * (g % 2))) & 0xffffu) |
+           (((all[8 * t + 4 + g / 2] >> (16 * (g % 2))) & 0xffffu) << 16);
 }
 
 KILN_DEV float kiln_half_f32(kiln_u32 r, int hi)
@@ -221,6 +234,13 @@ KILN_DEV void kiln_ldmatrix_x4_trans(kiln_u32 r[4], kiln_sptr row)
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(row)
                  : "memory");
+}
+
+KILN_DEV kiln_u32 kiln_movmatrix_trans(kiln_u32 r)
+{
+    kiln_u32 d;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(d) : "r"(r));
+    return d;
 }
 
 KILN_DEV kiln_u32 kiln_pack2(float lo, float hi)

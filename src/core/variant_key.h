@@ -34,7 +34,8 @@ typedef enum kiln_variant_op {
     KILN_VARIANT_ATTN = 0,
     KILN_VARIANT_COMBINE = 1,
     KILN_VARIANT_ACT = 2,
-    KILN_VARIANT_NONE = 3 /* nothing ran (an empty tensor): key "none" */
+    KILN_VARIANT_NONE = 3, /* nothing ran (an empty tensor): key "none" */
+    KILN_VARIANT_DECODE = 4 /* attention by the decode kernel: attn_decode.<as attn_fwd> */
 } kiln_variant_op;
 typedef struct kiln_variant_desc {
     kiln_variant_op op;

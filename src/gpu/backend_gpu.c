@@ -286,6 +286,29 @@ static void gpu_free(void *state)
     free(s);
 }
 
+/* Decode-shaped calls (kernels/decode.cu): a block per 8 rows of one KV head and split.
+ * Split until the grid has KILN_DECODE_BLOCKS_PER_CU blocks per compute unit, so the
+ * last, partly filled wave costs little, keeping at least KILN_DECODE_MIN_KEYS keys per
+ * split (a block's four warps then stream four or more steps each). Powers of two, like
+ * the other kernels' choice. */
+#define KILN_DECODE_BLOCKS_PER_CU 4
+#define KILN_DECODE_MIN_KEYS 256
+static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
+                             int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv)
+{
+    const int64_t group = heads_kv > 0 ? heads_q / heads_kv : 1;
+    const int64_t row_blocks = (max_seqlen_q * group + KILN_DECODE_ROWS - 1) / KILN_DECODE_ROWS;
+    const int64_t blocks = batch * (heads_kv > 0 ? heads_kv : 1) * row_blocks;
+    const int64_t want =
+        KILN_DECODE_BLOCKS_PER_CU * (int64_t)(s->info.compute_units > 0 ? s->info.compute_units : 1);
+    int64_t splits = 1;
+    if (blocks <= 0) return 1;
+    while (blocks * splits < want && splits * 2 * KILN_DECODE_MIN_KEYS <= max_seqlen_k &&
+           splits < 64)
+        splits *= 2;
+    return (int32_t)splits;
+}
+
 /* Split the keys until the grid has about two blocks per compute unit (one wave with room
  * for imbalance), keeping at least 256 keys per split so the combine stays cheap. */
 static int32_t gpu_choose_splits(void *state, int64_t batch, int64_t max_seqlen_q,
@@ -294,6 +317,8 @@ static int32_t gpu_choose_splits(void *state, int64_t batch, int64_t max_seqlen_
 {
     gpu_state *s = state;
     (void)head_dim;
+    if (kiln_gpu_decode_shaped(max_seqlen_q, heads_q, heads_kv))
+        return decode_splits(s, batch, max_seqlen_q, max_seqlen_k, heads_q, heads_kv);
     /* A block's rows are (query, head) pairs of the query heads sharing one KV head, so
      * blocks count per KV head: decode with 4 query heads per KV head fills one block, not
      * four (counting query heads chose 2 splits where 4-8 doubled an H200's bandwidth). */
@@ -369,13 +394,15 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p,
 
     KILN_FORWARD(kiln_gpu_variant_for_attn_tier(p, s->target, s->tier, &v));
     KILN_FORWARD(kernel_for(s, &v, &k));
-    if (splits > 1) {
+    /* The decode kernel merges its splits itself. */
+    const int combine_launch = splits > 1 && v.kind != KILN_KERNEL_DECODE;
+    if (combine_launch) {
         KILN_FORWARD(kiln_gpu_variant_for_combine(p->dtype, p->head_dim, &vc));
         KILN_FORWARD(kernel_for(s, &vc, &kc));
     }
     kiln_gpu_attn_args(&a, p, splits, p->workspace);
     KILN_FORWARD(kiln_gpu_attn_grid_for(&v, &a, grid, block));
-    if (splits > 1) KILN_FORWARD(kiln_gpu_combine_grid(&a, cgrid, cblock));
+    if (combine_launch) KILN_FORWARD(kiln_gpu_combine_grid(&a, cgrid, cblock));
     note_fill(s, &v, splits, note);
     if (grid_empty(grid)) return KILN_OK;
 
@@ -393,7 +420,7 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p,
         st = kiln_gpu_hopper_launch(s->dev, k->fn, &v, &a, grid, block, k->smem, p->stream);
     else if (st == KILN_OK)
         st = kiln_gpu_launch(s->dev, k->fn, grid, block, k->smem, p->stream, args);
-    if (st == KILN_OK && splits > 1 && !grid_empty(cgrid))
+    if (st == KILN_OK && combine_launch && !grid_empty(cgrid))
         st = kiln_gpu_launch(s->dev, kc->fn, cgrid, cblock, 0, p->stream, args);
     if (shared_ws) kiln_mutex_unlock(s->mutex);
     kiln_gpu_leave(s->dev, &saved);

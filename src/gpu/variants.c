@@ -98,6 +98,8 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                                               KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR,
                                               amd_family(t)};
                         put(out, cap, &n, v);
+                        v.kind = KILN_KERNEL_DECODE;
+                        if (kiln_gpu_decode_head_dim(kTensorHeadDims[d])) put(out, cap, &n, v);
                     }
     }
     if (has_wgmma(t))
@@ -285,8 +287,22 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
         v->head_dim = kiln_gpu_tensor_head_dim(p->head_dim);
         v->tier = KILN_GPU_TIER_ID_TENSOR;
         v->family = amd_family(t);
+        if (!v->family && kiln_gpu_decode_shaped(p->seqlen_q, p->heads_q, p->heads_kv) &&
+            kiln_gpu_decode_head_dim(p->head_dim) && p->num_splits <= KILN_DECODE_MAX_SPLITS) {
+            v->kind = KILN_KERNEL_DECODE;
+            v->head_dim = (int32_t)p->head_dim;
+        }
     }
     return KILN_OK;
+}
+
+int kiln_gpu_decode_head_dim(int64_t head_dim) { return head_dim == 64 || head_dim == 128; }
+
+int kiln_gpu_decode_shaped(int64_t seqlen_q, int64_t heads_q, int64_t heads_kv)
+{
+    const int64_t group = heads_kv > 0 ? heads_q / heads_kv : 1;
+    return seqlen_q >= 1 && seqlen_q <= KILN_DECODE_MAX_Q &&
+           seqlen_q * group <= KILN_DECODE_MAX_ROWS;
 }
 
 kiln_status kiln_gpu_tier_from_env(kiln_gpu_tier_request *want)
@@ -342,14 +358,16 @@ kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,
 void kiln_gpu_variant_desc(const kiln_gpu_variant *v, kiln_variant_desc *d)
 {
     static const kiln_variant_op ops[] = {KILN_VARIANT_ATTN, KILN_VARIANT_COMBINE,
-                                          KILN_VARIANT_ACT};
+                                          KILN_VARIANT_ACT, KILN_VARIANT_DECODE};
     d->op = ops[v->kind];
     d->dtype = v->dtype;
     d->head_dim = v->head_dim;
     d->mask = v->mask;
     d->mode = v->mode;
     d->act = v->act;
-    d->tier = v->kind == KILN_KERNEL_ATTN ? kiln_gpu_variant_tier_name(v) : KILN_GPU_TIER_GENERIC;
+    d->tier = v->kind == KILN_KERNEL_ATTN || v->kind == KILN_KERNEL_DECODE
+                  ? kiln_gpu_variant_tier_name(v)
+                  : KILN_GPU_TIER_GENERIC;
 }
 
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
@@ -375,6 +393,7 @@ const char *kiln_gpu_variant_file(const kiln_gpu_variant *v)
         return v->family ? "attention_wmma.cu" : "attention_mma.cu";
     case KILN_KERNEL_COMBINE: return "combine.cu";
     case KILN_KERNEL_ACT: return "activation.cu";
+    case KILN_KERNEL_DECODE: return "decode.cu";
     }
     return "?";
 }
@@ -385,6 +404,7 @@ const char *kiln_gpu_variant_kernel(const kiln_gpu_variant *v)
     case KILN_KERNEL_ATTN: return "kiln_attn_fwd";
     case KILN_KERNEL_COMBINE: return "kiln_attn_combine";
     case KILN_KERNEL_ACT: return "kiln_act_and_mul";
+    case KILN_KERNEL_DECODE: return "kiln_attn_decode";
     }
     return "?";
 }
@@ -398,7 +418,7 @@ int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *s)
         snprintf(s->text[n++], sizeof s->text[0], "-DKILN_ACT=%d", (int)v->act);
     } else {
         snprintf(s->text[n++], sizeof s->text[0], "-DKILN_HEAD_DIM=%d", (int)v->head_dim);
-        if (v->kind == KILN_KERNEL_ATTN) {
+        if (v->kind == KILN_KERNEL_ATTN || v->kind == KILN_KERNEL_DECODE) {
             snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MASK=%d", (int)v->mask);
             snprintf(s->text[n++], sizeof s->text[0], "-DKILN_MODE=%d", (int)v->mode);
             if (v->family)
@@ -426,7 +446,9 @@ void kiln_gpu_attn_args(kiln_attn_args *a, const kiln_attn_problem *p, int32_t n
     a->alibi = p->alibi;
     a->num_splits = num_splits > 1 ? num_splits : 1;
     if (a->num_splits > 1) {
-        a->ws_out = (float *)workspace;
+        /* 16-byte aligned (the workspace size leaves room), so kernels may read the
+         * partial outputs 16 bytes at a time. */
+        a->ws_out = (float *)(((uintptr_t)workspace + 15u) & ~(uintptr_t)15u);
         a->ws_lse = a->ws_out + (size_t)a->num_splits * (size_t)p->rows_q *
                                     (size_t)p->heads_q * (size_t)p->head_dim;
     }
@@ -517,6 +539,18 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
                                    unsigned grid[3], unsigned block[3])
 {
     const int64_t group = a->heads_kv > 0 ? a->heads_q / a->heads_kv : 1;
+    if (v->kind == KILN_KERNEL_DECODE) {
+        const int64_t row_blocks =
+            (a->seqlen_q * group + KILN_DECODE_ROWS - 1) / KILN_DECODE_ROWS;
+        KILN_FORWARD(fit("decode attention", "x (row blocks x splits)",
+                         row_blocks * a->num_splits, GRID_X_MAX, &grid[0]));
+        KILN_FORWARD(fit("decode attention", "y (heads_kv)", a->heads_kv, GRID_YZ_MAX,
+                         &grid[1]));
+        KILN_FORWARD(fit("decode attention", "z (batch)", a->batch, GRID_YZ_MAX, &grid[2]));
+        block[0] = KILN_DECODE_THREADS;
+        block[1] = block[2] = 1;
+        return KILN_OK;
+    }
     KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
     const int64_t bq = v->family ? KILN_ATTN_WMMA_BLOCK_Q : KILN_ATTN_TENSOR_BLOCK_Q;
     if (v->tier == KILN_GPU_TIER_ID_TENSOR)
@@ -543,6 +577,7 @@ int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
         return KILN_ATTN_THREADS;
     case KILN_KERNEL_COMBINE: return KILN_COMBINE_THREADS;
     case KILN_KERNEL_ACT: return KILN_ACT_THREADS;
+    case KILN_KERNEL_DECODE: return KILN_DECODE_THREADS;
     }
     return 0;
 }

@@ -37,6 +37,16 @@
  * KILN_GPU_TIER=auto|generic|tensor|hopper picks the tier (auto: hopper, then tensor, where
  * they cover the problem on the target, else generic; tensor / hopper: KILN_UNSUPPORTED
  * saying why when that tier does not cover it).
+ * Decode (NVIDIA sm_80 and later, kernels/decode.cu): attention for decode-shaped calls,
+ *              dtype {f16, bf16} x head dim {64, 128} x mask x mode, keyed
+ *              attn_decode.<dtype>.d<D>.<mask>.<mode>.tensor. It runs a call the tensor tier
+ *              covers whose seqlen_q (max_seqlen_q when packed) is 1 to KILN_DECODE_MAX_Q
+ *              and whose seqlen_q x (heads_q / heads_kv) is at most KILN_DECODE_MAX_ROWS
+ *              (kernels/decode.h), under KILN_GPU_TIER auto or tensor; its split-KV merge
+ *              is part of the kernel (no combine launch).
+ * KILN_GPU_TIER=auto|generic|tensor picks the tier (auto: tensor where it covers the
+ * problem on the target, else generic; tensor: KILN_UNSUPPORTED saying why when it does
+ * not cover it).
  */
 #ifndef KILN_GPU_VARIANTS_H
 #define KILN_GPU_VARIANTS_H
@@ -51,12 +61,14 @@
 #include "../../kernels/attention_mma.h"
 #include "../../kernels/attention_hopper.h"
 #include "../../kernels/attention_wmma.h"
+#include "../../kernels/decode.h"
 #include "targets.h"
 
 typedef enum kiln_kernel_kind {
     KILN_KERNEL_ATTN = 0,
     KILN_KERNEL_COMBINE = 1,
-    KILN_KERNEL_ACT = 2
+    KILN_KERNEL_ACT = 2,
+    KILN_KERNEL_DECODE = 3 /* attention by kernels/decode.cu (tensor tier) */
 } kiln_kernel_kind;
 
 typedef struct kiln_gpu_variant {
@@ -116,6 +128,11 @@ int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, cha
  * why (the rules are in the comment at the top of this file). */
 int kiln_gpu_hopper_covers(const kiln_attn_problem *p, const kiln_target *t, char *why,
                            size_t cap);
+/* Whether a call of this shape is decode-shaped (kernels/decode.h): seqlen_q the dense
+ * length or the longest packed sequence. */
+int kiln_gpu_decode_shaped(int64_t seqlen_q, int64_t heads_q, int64_t heads_kv);
+/* Whether the decode kernel is compiled for this head dim (64, 128). */
+int kiln_gpu_decode_head_dim(int64_t head_dim);
 kiln_status kiln_gpu_variant_for_combine(kiln_dtype dtype, int64_t head_dim,
                                          kiln_gpu_variant *v);
 kiln_status kiln_gpu_variant_for_act(kiln_activation act, kiln_dtype dtype,

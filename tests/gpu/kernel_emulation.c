@@ -55,7 +55,15 @@ typedef struct attn_case {
     float softcap;
     int alibi, splits, lse, permuted;
     int64_t page_size;
+    int decode_only; /* long cases for the decode kernel: not run on the other kernels */
 } attn_case;
+
+static int64_t max_of(const int *v, int64_t n)
+{
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; ++i) m = v[i] > m ? v[i] : m;
+    return m;
+}
 
 static int32_t *cumsum(const int *lens, int64_t batch, int64_t *total)
 {
@@ -80,6 +88,8 @@ static int launch(const kiln_gpu_variant *v, const kiln_attn_args *a, int combin
         return -1;
     return kiln_emulated_launch(k, a, grid, block);
 }
+
+static int g_attn_kernel; /* run the tensor tier's attention kernel even where decode would */
 
 /* One case on one tier, the variant chosen for target; nonfinite (enum tc_nonfinite,
  * src/testing/nonfinite.h) plants a NaN or inf in the inputs, 0 none. */
@@ -166,6 +176,24 @@ static void run_attn_nf(const attn_case *c, kiln_gpu_tier_request tier, const ch
                 for (int64_t j = 0; j * c->page_size < c->klens[b]; ++j)
                     bt[b * max_pages + j] = (int32_t)next--;
             }
+            if (c->decode_only) {
+                /* Stale slots: past each sequence's end and the page no one uses hold NaN,
+                 * which must never reach a sum (not even times 0). */
+                const int64_t row = HK * D, page = c->page_size * row;
+                for (int64_t e = 0; e < page; ++e) {
+                    kiln_ref_store(dt, kd, e, NAN);
+                    kiln_ref_store(dt, vd, e, NAN);
+                }
+                for (int64_t b = 0; b < B; ++b)
+                    for (int64_t j = c->klens[b]; j % c->page_size; ++j) {
+                        const int64_t at = bt[b * max_pages + j / c->page_size] * page +
+                                           (j % c->page_size) * row;
+                        for (int64_t e = 0; e < row; ++e) {
+                            kiln_ref_store(dt, kd, at + e, NAN);
+                            kiln_ref_store(dt, vd, at + e, NAN);
+                        }
+                    }
+            }
             tbt = tensor(bt, KILN_I32, 2, bs);
             tseqk = tensor(seqk, KILN_I32, 1, ss);
             max_k = max_pages * c->page_size;
@@ -210,14 +238,31 @@ static void run_attn_nf(const attn_case *c, kiln_gpu_tier_request tier, const ch
         double *ref_l = calloc((size_t)(rows * HQ + 1), sizeof(double));
         void *ws = NULL;
         const double tol = dt == KILN_BF16 ? 8e-3 : 1e-3; /* the conformance tolerances */
-        if (c->splits > 1)
-            ws = malloc(kiln_split_workspace_bytes(c->splits, rows, HQ, D));
+        const size_t ws_bytes = kiln_split_workspace_bytes(c->splits, rows, HQ, D);
+        if (c->splits > 1) {
+            /* Uninitialised on purpose: the decode kernel's counters must not need zeros. */
+            ws = malloc(ws_bytes);
+            memset(ws, 0xa5, ws_bytes);
+        }
         CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find(target), tier, &var));
         CHECK_EQ(var.tier, tier == KILN_GPU_TIER_WANT_TENSOR ? KILN_GPU_TIER_ID_TENSOR
                                                              : KILN_GPU_TIER_ID_GENERIC);
+        /* The tensor tier gives decode-shaped calls to the decode kernel on NVIDIA targets;
+         * g_attn_kernel runs the tier's attention kernel on them instead. */
+        CHECK_EQ(var.kind == KILN_KERNEL_DECODE,
+                 tier == KILN_GPU_TIER_WANT_TENSOR && !var.family &&
+                     kiln_gpu_decode_head_dim(p.head_dim) &&
+                     kiln_gpu_decode_shaped(p.seqlen_q, p.heads_q, p.heads_kv));
+        if (g_attn_kernel) var.kind = KILN_KERNEL_ATTN;
+        const int decode = var.kind == KILN_KERNEL_DECODE;
         kiln_gpu_attn_args(&a, &p, c->splits, ws);
-        CHECK_EQ(launch(&var, &a, 0), 0);
-        if (c->splits > 1) {
+        /* The decode kernel runs twice on one workspace: its last block of each split group
+         * must leave the counters ready for the next call (a graph replay). */
+        for (int rep = 0; rep < (decode && c->splits > 1 ? 2 : 1); ++rep) {
+            if (rep) memset(od, 0x7f, (size_t)(rows * HQ * D) * kiln_dtype_size(dt));
+            CHECK_EQ(launch(&var, &a, 0), 0);
+        }
+        if (c->splits > 1 && !decode) {
             CHECK_OK(kiln_gpu_variant_for_combine(dt, D, &comb));
             CHECK_EQ(launch(&comb, &a, 1), 0);
         }
@@ -269,6 +314,15 @@ static void run_attn_nf(const attn_case *c, kiln_gpu_tier_request tier, const ch
 static void run_attn(const attn_case *c, kiln_gpu_tier_request tier, const char *target)
 {
     run_attn_nf(c, tier, target, 0);
+    /* A decode-shaped case on NVIDIA ran on the decode kernel: the tensor tier's attention
+     * kernel takes it too. */
+    const int64_t sq = c->qlens ? max_of(c->qlens, c->batch) : c->sq;
+    if (tier == KILN_GPU_TIER_WANT_TENSOR && strncmp(target, "sm_", 3) == 0 &&
+        kiln_gpu_decode_head_dim(c->d) && kiln_gpu_decode_shaped(sq, c->hq, c->hkv)) {
+        g_attn_kernel = 1;
+        run_attn_nf(c, tier, target, 0);
+        g_attn_kernel = 0;
+    }
 }
 
 static void run_act(kiln_activation act, kiln_dtype dt, int64_t rows, int64_t d)
@@ -326,30 +380,33 @@ int main(int argc, char **argv)
     static const int q4[] = {5, 0, 37, 16}, k4[] = {40, 7, 0, 70};
     static const int q3[] = {3, 1, 20}, k3[] = {100, 33, 20};
     static const int ones[] = {1, 1, 1}, kd[] = {130, 17, 64};
+    static const int kl3[] = {300, 17, 640}, kl2[] = {200, 90}, kl1[] = {1500};
+    static const int dq3[] = {1, 0, 3}, dk3[] = {100, 0, 50};
+    static const int dq3b[] = {2, 1, 0}, dk3b[] = {64, 150, 0};
     const attn_case cases[] = {
-        /* name                mode            pf dtype      B HQ HK  D   sq  sk  ql  kl  ca  wl  wr  cap alibi spl lse perm page */
-        {"fixed full d64",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 33, 45, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0},
-        {"fixed causal q>k",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 72, 40, 19, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
-        {"fixed causal d8",    KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 8, 17, 50, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
-        {"fixed window perm",  KILN_MODE_FIXED, 0, KILN_F16, 1, 3, 3, 128, 24, 70, 0, 0, 0, 9, 4, 0, 0, 1, 1, 1, 0},
-        {"fixed softcap alibi",KILN_MODE_FIXED, 0, KILN_BF16, 1, 4, 1, 136, 18, 35, 0, 0, 1, -1, 0, 5.0f, 1, 1, 1, 0, 0},
-        {"fixed d256 split",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 256, 20, 90, 0, 0, 0, -1, -1, 0, 0, 3, 1, 0, 0},
-        {"fixed causal split", KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 64, 9, 100, 0, 0, 1, 20, 0, 0, 0, 4, 1, 0, 0},
-        {"fixed sk=0",         KILN_MODE_FIXED, 0, KILN_F16, 1, 1, 1, 32, 5, 0, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0},
-        {"varlen causal",      KILN_MODE_VARLEN, 0, KILN_BF16, 4, 4, 2, 64, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 0},
-        {"varlen full split",  KILN_MODE_VARLEN, 0, KILN_F16, 4, 2, 2, 96, 0, 0, q4, k4, 0, -1, -1, 0, 0, 3, 1, 0, 0},
-        {"varlen window",      KILN_MODE_VARLEN, 0, KILN_BF16, 3, 6, 3, 40, 0, 0, q3, k3, 0, 12, 3, 2.5f, 1, 2, 1, 0, 0},
-        {"paged decode",       KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 128, 1, 0, 0, kd, 0, -1, -1, 0, 0, 1, 1, 0, 16},
-        {"paged decode split", KILN_MODE_PAGED, 0, KILN_F16, 3, 4, 4, 64, 2, 0, 0, kd, 1, -1, 0, 0, 0, 5, 1, 0, 8},
-        {"paged decode 1tok",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 2, 1, 256, 0, 0, ones, kd, 1, -1, 0, 0, 1, 3, 1, 0, 32},
-        {"batch prefill",      KILN_MODE_PAGED, 1, KILN_F16, 3, 4, 2, 64, 0, 0, q3, k3, 1, -1, 0, 0, 0, 1, 1, 0, 16},
-        {"batch prefill split",KILN_MODE_PAGED, 1, KILN_BF16, 4, 2, 1, 48, 0, 0, q4, k4, 0, 30, 2, 0, 0, 2, 1, 0, 4},
-        {"no lse",             KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 2, 64, 16, 16, 0, 0, 1, -1, 0, 0, 0, 1, 0, 0, 0},
+        /* name                mode            pf dtype      B HQ HK  D   sq  sk  ql  kl  ca  wl  wr  cap alibi spl lse perm page dec */
+        {"fixed full d64",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 33, 45, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0, 0},
+        {"fixed causal q>k",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 72, 40, 19, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"fixed causal d8",    KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 8, 17, 50, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"fixed window perm",  KILN_MODE_FIXED, 0, KILN_F16, 1, 3, 3, 128, 24, 70, 0, 0, 0, 9, 4, 0, 0, 1, 1, 1, 0, 0},
+        {"fixed softcap alibi",KILN_MODE_FIXED, 0, KILN_BF16, 1, 4, 1, 136, 18, 35, 0, 0, 1, -1, 0, 5.0f, 1, 1, 1, 0, 0, 0},
+        {"fixed d256 split",   KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 256, 20, 90, 0, 0, 0, -1, -1, 0, 0, 3, 1, 0, 0, 0},
+        {"fixed causal split", KILN_MODE_FIXED, 0, KILN_BF16, 2, 2, 2, 64, 9, 100, 0, 0, 1, 20, 0, 0, 0, 4, 1, 0, 0, 0},
+        {"fixed sk=0",         KILN_MODE_FIXED, 0, KILN_F16, 1, 1, 1, 32, 5, 0, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0, 0},
+        {"varlen causal",      KILN_MODE_VARLEN, 0, KILN_BF16, 4, 4, 2, 64, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"varlen full split",  KILN_MODE_VARLEN, 0, KILN_F16, 4, 2, 2, 96, 0, 0, q4, k4, 0, -1, -1, 0, 0, 3, 1, 0, 0, 0},
+        {"varlen window",      KILN_MODE_VARLEN, 0, KILN_BF16, 3, 6, 3, 40, 0, 0, q3, k3, 0, 12, 3, 2.5f, 1, 2, 1, 0, 0, 0},
+        {"paged decode",       KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 128, 1, 0, 0, kd, 0, -1, -1, 0, 0, 1, 1, 0, 16, 0},
+        {"paged decode split", KILN_MODE_PAGED, 0, KILN_F16, 3, 4, 4, 64, 2, 0, 0, kd, 1, -1, 0, 0, 0, 5, 1, 0, 8, 0},
+        {"paged decode 1tok",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 2, 1, 256, 0, 0, ones, kd, 1, -1, 0, 0, 1, 3, 1, 0, 32, 0},
+        {"batch prefill",      KILN_MODE_PAGED, 1, KILN_F16, 3, 4, 2, 64, 0, 0, q3, k3, 1, -1, 0, 0, 0, 1, 1, 0, 16, 0},
+        {"batch prefill split",KILN_MODE_PAGED, 1, KILN_BF16, 4, 2, 1, 48, 0, 0, q4, k4, 0, 30, 2, 0, 0, 2, 1, 0, 4, 0},
+        {"no lse",             KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 2, 64, 16, 16, 0, 0, 1, -1, 0, 0, 0, 1, 0, 0, 0, 0},
         /* GQA groups that straddle block tiles (6 and 5 heads per KV head, 16 rows a block). */
-        {"gqa 6 causal alibi", KILN_MODE_FIXED, 0, KILN_F16, 2, 12, 2, 64, 11, 30, 0, 0, 1, 4, 0, 0, 1, 1, 1, 0, 0},
-        {"mqa 5 window split", KILN_MODE_VARLEN, 0, KILN_BF16, 3, 5, 1, 32, 0, 0, q3, k3, 0, 7, 2, 3.0f, 1, 3, 1, 0, 0},
-        {"gqa 8 decode split", KILN_MODE_PAGED, 0, KILN_BF16, 3, 16, 2, 128, 2, 0, 0, kd, 1, -1, 0, 0, 1, 4, 1, 0, 16},
-        {"gqa 3 prefill",      KILN_MODE_PAGED, 1, KILN_F16, 4, 6, 2, 80, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 8},
+        {"gqa 6 causal alibi", KILN_MODE_FIXED, 0, KILN_F16, 2, 12, 2, 64, 11, 30, 0, 0, 1, 4, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"mqa 5 window split", KILN_MODE_VARLEN, 0, KILN_BF16, 3, 5, 1, 32, 0, 0, q3, k3, 0, 7, 2, 3.0f, 1, 3, 1, 0, 0, 0},
+        {"gqa 8 decode split", KILN_MODE_PAGED, 0, KILN_BF16, 3, 16, 2, 128, 2, 0, 0, kd, 1, -1, 0, 0, 1, 4, 1, 0, 16, 0},
+        {"gqa 3 prefill",      KILN_MODE_PAGED, 1, KILN_F16, 4, 6, 2, 80, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 8, 0},
         /* Several query blocks and key tiles of the tensor kernel (128 rows x 64 keys). */
         {"long causal d128",   KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 150, 200, 0, 0, 1, -1, 0, 4.0f, 1, 1, 1, 0, 0},
         {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0},
@@ -386,6 +443,10 @@ int main(int argc, char **argv)
         if (c.mode == KILN_MODE_PAGED && !c.prefill && c.qlens) { /* decode over 1 token each */
             c.qlens = NULL;
             c.sq = 1;
+        }
+        if (c.decode_only) { /* the decode kernel only (NVIDIA's tensor tier) */
+            if (do_tensor) run_attn_nf(&c, KILN_GPU_TIER_WANT_TENSOR, "sm_90", 0);
+            continue;
         }
         if (do_generic) run_attn(&c, KILN_GPU_TIER_WANT_GENERIC, "sm_90");
         if (do_tensor) {
@@ -447,9 +508,9 @@ int main(int argc, char **argv)
     {
         static const int qv[] = {6, 0, 21}, kv[] = {30, 9, 75};
         const attn_case nf[] = {
-            {"nonfinite fixed",  KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 9, 70, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0},
-            {"nonfinite varlen", KILN_MODE_VARLEN, 0, KILN_F16, 3, 2, 1, 128, 0, 0, qv, kv, 1, -1, 0, 0, 1, 3, 1, 0, 0},
-            {"nonfinite paged",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 64, 1, 0, 0, kv, 0, -1, -1, 0, 1, 2, 1, 0, 16},
+            {"nonfinite fixed",  KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 9, 70, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0, 0},
+            {"nonfinite varlen", KILN_MODE_VARLEN, 0, KILN_F16, 3, 2, 1, 128, 0, 0, qv, kv, 1, -1, 0, 0, 1, 3, 1, 0, 0, 0},
+            {"nonfinite paged",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 64, 1, 0, 0, kv, 0, -1, -1, 0, 1, 2, 1, 0, 16, 0},
         };
         for (size_t i = 0; i < sizeof nf / sizeof nf[0]; ++i)
             for (int kind = 1; kind < TC_NF_COUNT; ++kind) {

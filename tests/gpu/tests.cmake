@@ -1,8 +1,8 @@
 # GPU-side tests that need no GPU:
-#  - kernel_emulation: every generic and tensor-tier kernel variant compiled as C with
-#    tests/gpu/host_vendor.h (mma.sync and shuffles emulated lane by lane; AMD WMMA / MFMA
-#    by tests/gpu/host_amd_matrix.h) and run on CPU threads against the fp64 reference
-#    (src/core/reference.h).
+#  - kernel_emulation: every generic and tensor-tier kernel variant (the decode kernel's too)
+#    compiled as C with tests/gpu/host_vendor.h (mma.sync, movmatrix and shuffles emulated
+#    lane by lane; AMD WMMA / MFMA by tests/gpu/host_amd_matrix.h) and run on CPU threads
+#    against the fp64 reference (src/core/reference.h).
 #  - compile_matrix_*: NVRTC and clang compile every variant (generic, and tensor on NVIDIA)
 #    for the CI targets and check each object's resources against the target table (see
 #    compile_matrix.c).
@@ -49,6 +49,9 @@ foreach(dtype 1 2)
           foreach(family 2 3 4)
             kiln_emu_variant(attention_wmma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1 ${family})
           endforeach()
+        endif()
+        if(hd EQUAL 64 OR hd EQUAL 128)
+          kiln_emu_variant(decode.cu kiln_attn_decode KILN_KERNEL_DECODE ${dtype} ${hd} ${mask} ${mode} 0 1 0)
         endif()
       endforeach()
     endforeach()

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Decode bandwidth of kiln's decode kernel for each explicit split count, beside the count
+kiln chooses (num_splits=0), on BENCH.md suite 3's shapes (q length 1, 32 / 8 heads, D=128,
+bf16, dense KV): the data behind the split rule in src/gpu/backend_gpu.c.
+    PYTHONPATH=python python3 bench/decode_splits.py [out.json]
+"""
+import json
+import statistics
+import sys
+
+import torch
+
+import kiln
+
+
+def rate(fn, kv_bytes, repeats=5):
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    n = max(3, min(200, int(0.03 / max(start.elapsed_time(end) / 1e3, 1e-6))))
+    times = []
+    for _ in range(repeats):
+        start.record()
+        for _ in range(n):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / n)
+    return kv_bytes / statistics.median(times) / 1e12
+
+
+def main():
+    rows = []
+    hq, hkv, d = 32, 8, 128
+    for b in (1, 8, 64):
+        for L in (4096, 32768):
+            q = torch.randn(b, 1, hq, d, device="cuda", dtype=torch.bfloat16)
+            k = torch.randn(b, L, hkv, d, device="cuda", dtype=torch.bfloat16)
+            v = torch.randn_like(k)
+            out = torch.empty_like(q)
+            kv = 2 * k.numel() * 2
+            row = {"B": b, "L": L}
+            for s in (0, 1, 2, 4, 8, 16, 32, 64):
+                row[f"s{s}"] = rate(lambda: kiln.attention(q, k, v, out=out, num_splits=s), kv)
+                if s == 0:
+                    row["auto"] = kiln.last_dispatch()
+            rows.append(row)
+            print(f"B={b:3d} L={L:6d} auto={row['auto']['num_splits']:3d} ({row['s0']:.2f})  " +
+                  "  ".join(f"{s}:{row[f's{s}']:.2f}" for s in (1, 2, 4, 8, 16, 32, 64)) +
+                  " TB/s", flush=True)
+            del q, k, v, out
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(0), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
