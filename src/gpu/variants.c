@@ -98,8 +98,10 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                                               KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR,
                                               amd_family(t)};
                         put(out, cap, &n, v);
+                        /* The decode kernel: NVIDIA only (mma.sync fragments). */
                         v.kind = KILN_KERNEL_DECODE;
-                        if (kiln_gpu_decode_head_dim(kTensorHeadDims[d])) put(out, cap, &n, v);
+                        if (has_mma_sync(t) && kiln_gpu_decode_head_dim(dims[d]))
+                            put(out, cap, &n, v);
                     }
     }
     if (has_wgmma(t))
