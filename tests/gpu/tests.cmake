@@ -109,7 +109,7 @@ if(KILN_HAVE_FLOAT16_TLS)
   foreach(tier generic tensor)
     add_test(NAME kernel_emulation_${tier} COMMAND test_kernel_emulation ${tier})
     set_tests_properties(kernel_emulation_${tier} PROPERTIES LABELS "unit;gpu-code"
-      SKIP_RETURN_CODE 77 TIMEOUT ${KILN_TEST_TIMEOUT})
+      SKIP_RETURN_CODE 77 TIMEOUT 1500)
   endforeach()
 endif()
 
@@ -153,6 +153,6 @@ if(KILN_COMPILE_MATRIX AND NOT CMAKE_CROSSCOMPILING)
       list(APPEND env "KILN_OBJDUMP=${KILN_OBJDUMP_EXECUTABLE}")
     endif()
     set_tests_properties(compile_matrix_${target} PROPERTIES LABELS "compile-matrix"
-      SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT "${env}")
+      SKIP_RETURN_CODE 77 TIMEOUT 2400 ENVIRONMENT "${env}")
   endforeach()
 endif()
