@@ -73,7 +73,7 @@ class TestABI(unittest.TestCase):
     def test_layout(self):
         c = dict(line.split() for line in self.probe_output().splitlines())
         mirror = {"kiln_tensor": _lib.Tensor, "kiln_attention_params": _lib.AttentionParams,
-                  "kiln_dispatch": _lib.Dispatch}
+                  "kiln_attention_plan": _lib.AttentionPlan, "kiln_dispatch": _lib.Dispatch}
         checked = 0
         for key, value in c.items():
             struct, field = key.split(".")
@@ -88,22 +88,49 @@ class TestABI(unittest.TestCase):
 
 
 class TestLibrary(unittest.TestCase):
-    def test_params_defaults_match_library(self):
-        # The binding builds params positionally and relies on zeroed fields being
-        # kiln_attention_params_init()'s defaults.
-        lib_default = _lib.AttentionParams()
-        _lib.ctypes.memset(_lib.ctypes.byref(lib_default), 0x5A,
-                           _lib.ctypes.sizeof(lib_default))
-        _lib.lib().kiln_attention_params_init(_lib.ctypes.byref(lib_default))
-        ours = _lib.AttentionParams(0.0, 0, -1, -1, 0.0)
-        for name, _ in _lib.AttentionParams._fields_:
-            a, b = getattr(lib_default, name), getattr(ours, name)
-            if name == "alibi_slopes":
-                a, b = a.data, b.data
-            self.assertEqual(a, b, name)
+    def test_params_record_matches_library(self):
+        # The binding packs kiln_attention_params records itself (struct.pack_into); the
+        # bytes must be what kiln_attention_params_init() and the fields would give.
+        from kiln import _arrays
+        lib = _lib.lib()
+        x = np.zeros((1, 2, 2, 8), np.float32)
+        slopes = np.array([0.5, 0.25], np.float32)
+        cases = [dict(causal=True), dict(window=(3, 1), softcap=2.5, scale=0.25, num_splits=3),
+                 dict(alibi_slopes=slopes)]
+        for kw in cases:
+            with self.subTest(kw=kw):
+                want = _lib.AttentionParams()
+                _lib.ctypes.memset(_lib.ctypes.byref(want), 0x5A, _lib.ctypes.sizeof(want))
+                lib.kiln_attention_params_init(_lib.ctypes.byref(want))
+                want.causal = int(kw.get("causal", False))
+                want.window_left, want.window_right = kw.get("window", (-1, -1))
+                want.softcap = kw.get("softcap", 0.0)
+                want.softmax_scale = kw.get("scale", 0.0)
+                want.num_splits = kw.get("num_splits", 0)
+                if "alibi_slopes" in kw:
+                    want.alibi_slopes.data = slopes.ctypes.data
+                    want.alibi_slopes.dtype = _lib.F32
+                    want.alibi_slopes.rank = 1
+                    want.alibi_slopes.shape[0] = 2
+                    want.alibi_slopes.stride[0] = 1
+                call = _arrays.Call(x, "q")
+                address = call.params(kw.get("causal", False), kw.get("window", (-1, -1)),
+                                      kw.get("softcap", 0.0), kw.get("scale"),
+                                      kw.get("alibi_slopes"), kw.get("num_splits", 0), None)
+                got = _lib.ctypes.string_at(address, _lib.ctypes.sizeof(want))
+                self.assertEqual(got, bytes(want))
+        call = _arrays.Call(x, "q")
+        self.assertIsNone(call.params(False, (-1, -1), 0.0, None, None, 0, None))
 
     def test_version_and_info(self):
-        self.assertEqual(kiln.library_version(), kiln.__version__)
+        # One source: CMakeLists.txt's project version, reported by the library and by the
+        # package (which reads it from the library).
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, os.pardir, os.pardir, "CMakeLists.txt")) as f:
+            import re
+            cmake_version = re.search(r"project\(kiln VERSION ([0-9.]+)", f.read()).group(1)
+        self.assertEqual(kiln.library_version(), cmake_version)
+        self.assertEqual(kiln.__version__, cmake_version)
         info = kiln.info()
         self.assertIsInstance(info, dict)
         self.assertIsInstance(kiln.info("cpu"), dict)
@@ -123,6 +150,18 @@ class TestLibrary(unittest.TestCase):
         got = subprocess.run([sys.executable, "-c", code], env=env, check=True,
                              capture_output=True, text=True).stdout.strip()
         self.assertEqual(got, "BACKEND_UNAVAILABLE")
+
+    def test_fast_path_in_use_as_built(self):
+        # KILN_EXPECT_FAST (set by the test entries): 1 where the build made the C fast path,
+        # which must then be found and used; 0 where calls go through ctypes alone.
+        from kiln import _arrays
+        expect = os.environ.get("KILN_EXPECT_FAST")
+        if expect is None:
+            self.skipTest("KILN_EXPECT_FAST not set")
+        x = np.ones((4, 16), np.float32)
+        y = np.empty((4, 8), np.float32)
+        kiln.silu_and_mul(x, out=y)
+        self.assertEqual(bool(_arrays.fast()), expect == "1")
 
     def test_status_enum_matches_library(self):
         lib = _lib.lib()
