@@ -87,8 +87,8 @@ check_c_source_compiles("
 _Thread_local int t;
 int main(void) { _Float16 h = (_Float16)1.5f; t = (int)(float)h; return t - 1; }"
   KILN_HAVE_FLOAT16_TLS)
-# The sanitizer preset leaves it out: the emulation is the same C on every build, and several
-# hundred instrumented kernel files would cost its build more than they check.
+# The sanitizer and MinGW presets leave it out: the emulation is the same C on every build,
+# and its several hundred kernel files would cost those builds more than they check.
 option(KILN_KERNEL_EMULATION "Build the kernel emulation test" ON)
 if(KILN_HAVE_FLOAT16_TLS AND KILN_KERNEL_EMULATION)
   add_executable(test_kernel_emulation ${CMAKE_CURRENT_LIST_DIR}/kernel_emulation.c
