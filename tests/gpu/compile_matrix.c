@@ -182,7 +182,7 @@ static void amd_tensor_objects(const kiln_target *t, const char *out_dir)
     int compared = 0;
     const char *mnemonic = t->matrix == KILN_MATRIX_MFMA ? "v_mfma_" : "v_wmma_";
     if (!kiln_env_get("KILN_OBJDUMP", objdump, sizeof objdump) || !objdump[0]) {
-        check_note_skip("%s: no llvm-objdump found (set KILN_OBJDUMP)", t->name);
+        check_skip_tool("%s: no llvm-objdump found (Debian: apt-get install llvm-19, or set KILN_OBJDUMP)", t->name);
         return;
     }
     if (!kiln_env_get("KILN_CLANG", clang, sizeof clang) || !clang[0])
