@@ -55,6 +55,14 @@ static void make(problem *p, kiln_context *ctx, int64_t seqlen, int64_t head_dim
     p->prm.num_splits = 1;
 }
 
+static void unmake(problem *p)
+{
+    kiln_ctx_free(p->ctx, p->q.data);
+    kiln_ctx_free(p->ctx, p->k.data);
+    kiln_ctx_free(p->ctx, p->v.data);
+    kiln_ctx_free(p->ctx, p->out.data);
+}
+
 static kiln_status run(problem *p) { return kiln_attention_fwd(p->ctx, &p->q, &p->k, &p->v, &p->out, NULL, &p->prm); }
 
 typedef struct {
@@ -151,6 +159,7 @@ static void test_host_path(void)
         CHECK_OK(run(&g));
         CHECK_OK(kiln_last_dispatch(&d));
         CHECK_STR_EQ(d.variant, "attn_fwd.bf16.d64.full.fixed.generic");
+        unmake(&g);
         kiln_context_free(generic);
     }
     kiln_env_set("KILN_GPU_TIER", "fastest");
@@ -163,6 +172,7 @@ static void test_host_path(void)
 
     check_case("cuda host: a compile does not stall calls of loaded variants");
     /* A context that starts with an empty cache of its own really compiles d128. */
+    unmake(&p);
     kiln_context_free(ctx);
     size_t removed = 0;
     snprintf(cache, sizeof cache, "%s-empty", KILN_TEST_CACHE_DIR);
@@ -193,6 +203,8 @@ static void test_host_path(void)
     CHECK(during > 10);
     check_note_ran();
 
+    unmake(&p);
+    unmake(&fresh);
     kiln_context_free(ctx);
 }
 #endif
