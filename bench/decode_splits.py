@@ -5,32 +5,20 @@ bf16, dense KV): the data behind the split rule in src/gpu/backend_gpu.c.
     PYTHONPATH=python python3 bench/decode_splits.py [out.json]
 """
 import json
-import statistics
+import os
 import sys
 
 import torch
 
 import kiln
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_benchmark import time_events  # noqa: E402
 
-def rate(fn, kv_bytes, repeats=5):
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    n = max(3, min(200, int(0.03 / max(start.elapsed_time(end) / 1e3, 1e-6))))
-    times = []
-    for _ in range(repeats):
-        start.record()
-        for _ in range(n):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / n)
-    return kv_bytes / statistics.median(times) / 1e12
+
+def rate(fn, kv_bytes):
+    """TB/s of K+V read: the reference benchmark's event timing (suites 2, 3, 5)."""
+    return kv_bytes / time_events(fn, target_s=0.03)["median_s"] / 1e12
 
 
 def main():
