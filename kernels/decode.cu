@@ -73,6 +73,7 @@
 #define NMT (D / 16) /* m-tiles (16 dims) of O^T */
 #define DPT (D / 16) /* dims per thread in the merges: 16 threads per row */
 #define MSL (NT / (D / 4)) /* split lanes of the split merge: D / 4 threads per lane */
+#define MU 4               /* splits a merge lane loads at once */
 #define SO_FLOATS (NW * ROWS * D > MSL * ROWS * D ? NW * ROWS * D : MSL * ROWS * D)
 #define KILN_LOG2E 1.4426950408889634f
 #define KILN_LN2 0.6931471805599453f
@@ -499,8 +500,9 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     /* Last of the group: merge every split's partial. The 16 threads of a row first fetch
      * its split LSEs together (independent loads) and turn them into weights in shared
      * memory; then thread tid owns 4 dims (tid % (D / 4)) of every live row for the
-     * splits lane_s + k * MSL, lane_s = tid / (D / 4), so the partials stream as 16-byte loads, 8 rows'
-     * worth in flight per thread, and the MSL partial sums meet in shared memory. */
+     * splits lane_s + k * MSL, lane_s = tid / (D / 4), so the partials stream as 16-byte
+     * loads, MU splits of 8 rows in flight per thread, and the MSL partial sums meet in
+     * shared memory. */
     const kiln_i32 part = tid % 16;
     for (kiln_i32 sp = part; sp < a.num_splits; sp += 16)
         sw[row][sp] = kiln_ldcg(a.ws_lse + sp * split_rows + wrow);
@@ -526,19 +528,30 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
             #pragma unroll
             for (kiln_i32 e = 0; e < 4; ++e) m4[rr][e] = 0.0f;
         }
-        for (kiln_i32 sp = lane_s; sp < a.num_splits; sp += MSL) {
-            const float *po = a.ws_out + sp * split_rows * D;
-            kiln_v4 x[ROWS];
+        /* MU splits per round, all their loads issued before any is used: with many
+         * splits this merge is the grid's tail, and its time is round trips. */
+        for (kiln_i32 sp0 = lane_s; sp0 < a.num_splits; sp0 += MSL * MU) {
+            kiln_v4 x[MU][ROWS];
             #pragma unroll
-            for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
-                x[rr].c[0] = x[rr].c[1] = x[rr].c[2] = x[rr].c[3] = 0u;
-                if (p0 + rr < rows) x[rr] = kiln_ldcg16(po + wr[rr]);
+            for (kiln_i32 u = 0; u < MU; ++u) {
+                const kiln_i32 sp = sp0 + u * MSL;
+                const float *po = a.ws_out + sp * split_rows * D;
+                #pragma unroll
+                for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
+                    x[u][rr].c[0] = x[u][rr].c[1] = x[u][rr].c[2] = x[u][rr].c[3] = 0u;
+                    if (sp < a.num_splits && p0 + rr < rows) x[u][rr] = kiln_ldcg16(po + wr[rr]);
+                }
             }
             #pragma unroll
-            for (kiln_i32 rr = 0; rr < ROWS; ++rr)
+            for (kiln_i32 u = 0; u < MU; ++u) {
+                const kiln_i32 sp = sp0 + u * MSL;
+                if (sp >= a.num_splits) break;
                 #pragma unroll
-                for (kiln_i32 e = 0; e < 4; ++e)
-                    m4[rr][e] += sw[rr][sp] * kiln_bits_f32(x[rr].c[e]);
+                for (kiln_i32 rr = 0; rr < ROWS; ++rr)
+                    #pragma unroll
+                    for (kiln_i32 e = 0; e < 4; ++e)
+                        m4[rr][e] += sw[rr][sp] * kiln_bits_f32(x[u][rr].c[e]);
+            }
         }
         kiln_sync(); /* so is free: every thread has read its warp states */
         #pragma unroll

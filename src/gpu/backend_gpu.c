@@ -287,11 +287,14 @@ static void gpu_free(void *state)
 }
 
 /* Decode-shaped calls (kernels/decode.cu): a block per 8 rows of one KV head and split.
- * Split until the grid has KILN_DECODE_BLOCKS_PER_CU blocks per compute unit, so the
- * last, partly filled wave costs little, keeping at least KILN_DECODE_MIN_KEYS keys per
- * split (a block's four warps then stream four or more steps each). Powers of two, like
- * the other kernels' choice. */
-#define KILN_DECODE_BLOCKS_PER_CU 4
+ * Split while the grid still fits in one wave of resident blocks (KILN_DECODE_BLOCKS_PER_CU:
+ * the kernel's 246 registers x 128 threads leave room for two blocks on a 64K-register
+ * multiprocessor), keeping at least KILN_DECODE_MIN_KEYS keys per split. A second wave or
+ * more splits cost more than they add: each block's stream is then shorter than its start
+ * and its merge (on an H200, 32 / 8 heads, D 128: B 8, 4k keys ran at 2.98 TB/s with 4
+ * splits, one wave, 1.86 with 16; B 1, 32k keys 2.40 with 32, 1.60 with 64;
+ * bench/decode_splits.py). Powers of two, like the other kernels' choice. */
+#define KILN_DECODE_BLOCKS_PER_CU 2
 #define KILN_DECODE_MIN_KEYS 256
 static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
                              int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv)
@@ -299,11 +302,11 @@ static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
     const int64_t group = heads_kv > 0 ? heads_q / heads_kv : 1;
     const int64_t row_blocks = (max_seqlen_q * group + KILN_DECODE_ROWS - 1) / KILN_DECODE_ROWS;
     const int64_t blocks = batch * (heads_kv > 0 ? heads_kv : 1) * row_blocks;
-    const int64_t want =
+    const int64_t wave =
         KILN_DECODE_BLOCKS_PER_CU * (int64_t)(s->info.compute_units > 0 ? s->info.compute_units : 1);
     int64_t splits = 1;
     if (blocks <= 0) return 1;
-    while (blocks * splits < want && splits * 2 * KILN_DECODE_MIN_KEYS <= max_seqlen_k &&
+    while (blocks * splits * 2 <= wave && splits * 2 * KILN_DECODE_MIN_KEYS <= max_seqlen_k &&
            splits < 64)
         splits *= 2;
     return (int32_t)splits;

@@ -379,7 +379,7 @@ int main(int argc, char **argv)
     const int do_generic = strcmp(only, "tensor") != 0, do_tensor = strcmp(only, "generic") != 0;
     static const int q4[] = {5, 0, 37, 16}, k4[] = {40, 7, 0, 70};
     static const int q3[] = {3, 1, 20}, k3[] = {100, 33, 20};
-    static const int ones[] = {1, 1, 1}, kd[] = {130, 17, 64};
+    static const int ones[] = {1, 1, 1}, kd[] = {130, 17, 64}, kl[] = {1200, 90, 700};
     static const int kl3[] = {300, 17, 640}, kl2[] = {200, 90}, kl1[] = {1500};
     static const int dq3[] = {1, 0, 3}, dk3[] = {100, 0, 50};
     static const int dq3b[] = {2, 1, 0}, dk3b[] = {64, 150, 0};
@@ -408,13 +408,30 @@ int main(int argc, char **argv)
         {"gqa 8 decode split", KILN_MODE_PAGED, 0, KILN_BF16, 3, 16, 2, 128, 2, 0, 0, kd, 1, -1, 0, 0, 1, 4, 1, 0, 16, 0},
         {"gqa 3 prefill",      KILN_MODE_PAGED, 1, KILN_F16, 4, 6, 2, 80, 0, 0, q4, k4, 1, -1, 0, 0, 0, 1, 1, 0, 8, 0},
         /* Several query blocks and key tiles of the tensor kernel (128 rows x 64 keys). */
-        {"long causal d128",   KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 150, 200, 0, 0, 1, -1, 0, 4.0f, 1, 1, 1, 0, 0},
-        {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0},
-        {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0},
-        {"sk=0 d128 split",    KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 5, 0, 0, 0, 0, -1, -1, 0, 0, 2, 1, 0, 0},
+        {"long causal d128",   KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 150, 200, 0, 0, 1, -1, 0, 4.0f, 1, 1, 1, 0, 0, 0},
+        {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0, 0},
+        {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"sk=0 d128 split",    KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 5, 0, 0, 0, 0, -1, -1, 0, 0, 2, 1, 0, 0, 0},
         /* The tensor tier's widest shapes with their own head dims (Q from shared memory). */
-        {"fixed causal d192",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 192, 21, 80, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0},
-        {"prefill window d160",KILN_MODE_PAGED, 1, KILN_BF16, 3, 2, 1, 160, 0, 0, q3, k3, 0, 10, 3, 4.0f, 0, 2, 1, 0, 16},
+        {"fixed causal d192",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 192, 21, 80, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"prefill window d160",KILN_MODE_PAGED, 1, KILN_BF16, 3, 2, 1, 160, 0, 0, q3, k3, 0, 10, 3, 4.0f, 0, 2, 1, 0, 16, 0},
+        /* Decode kernel: long caches over many 16-key steps, pages of 16 and 64 (one table
+         * lookup a step) and of 8 (a lookup a key), split groups merged by their last
+         * block, GQA groups of 1 to 8, up to 8 queries (8 row blocks of 8 rows). */
+        {"dec dense gqa4",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 8, 2, 128, 1, 700, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0, 1},
+        {"dec dense split",    KILN_MODE_FIXED, 0, KILN_F16, 2, 8, 2, 128, 1, 1001, 0, 0, 0, -1, -1, 0, 0, 5, 1, 0, 0, 1},
+        {"dec paged16 split",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 128, 1, 0, 0, kl3, 0, -1, -1, 0, 0, 4, 1, 0, 16, 1},
+        {"dec paged64 sq4",    KILN_MODE_PAGED, 0, KILN_F16, 3, 8, 2, 64, 4, 0, 0, kl3, 1, -1, 0, 0, 0, 3, 1, 0, 64, 1},
+        {"dec paged8 window",  KILN_MODE_PAGED, 0, KILN_BF16, 2, 16, 2, 128, 1, 0, 0, kl2, 0, 50, 0, 5.0f, 1, 2, 1, 0, 8, 1},
+        {"dec mqa sq8 causal", KILN_MODE_FIXED, 0, KILN_BF16, 1, 8, 1, 64, 8, 333, 0, 0, 1, -1, 0, 0, 1, 2, 1, 0, 0, 1},
+        {"dec varlen",         KILN_MODE_VARLEN, 0, KILN_F16, 3, 4, 4, 128, 0, 0, dq3, dk3, 0, -1, -1, 0, 0, 3, 1, 0, 0, 1},
+        {"dec batch prefill",  KILN_MODE_PAGED, 1, KILN_BF16, 3, 8, 2, 128, 0, 0, dq3b, dk3b, 1, -1, 0, 0, 0, 2, 1, 0, 16, 1},
+        {"dec window sq3",     KILN_MODE_FIXED, 0, KILN_F16, 1, 8, 2, 128, 3, 500, 0, 0, 0, 100, 20, 0, 0, 4, 1, 1, 0, 1},
+        {"dec many splits",    KILN_MODE_PAGED, 0, KILN_BF16, 1, 4, 1, 64, 1, 0, 0, kl1, 0, -1, -1, 0, 1, 16, 0, 0, 64, 1},
+        /* The merge over many splits: several rounds of its batched loads, and splits
+         * with no keys at all. */
+        {"dec 37 splits",      KILN_MODE_FIXED, 0, KILN_BF16, 2, 8, 2, 128, 1, 700, 0, 0, 0, -1, -1, 0, 0, 37, 1, 0, 0, 1},
+        {"dec 70 splits",      KILN_MODE_PAGED, 0, KILN_F16, 3, 4, 1, 64, 2, 0, 0, kl, 1, -1, 0, 0, 1, 70, 1, 0, 16, 1},
     };
     /* Every generic and NVIDIA tensor variant (sm_80), and each AMD family's tensor set. */
     static const char *const kTargets[] = {"sm_80", "gfx1151", "gfx1201", "gfx942"};
