@@ -254,14 +254,15 @@ typedef struct hp_item {
     kiln_i32 ntiles;
 } hp_item;
 
-KILN_DEV void hp_item_at(const kiln_attn_args *a, kiln_i64 x, kiln_i64 grp, hp_item *it)
+KILN_DEV void hp_item_at(const kiln_attn_args *a, kiln_u32 x, kiln_u32 grp, hp_item *it)
 {
-    const kiln_i64 z = grp / a->heads_q;
-    it->h = grp % a->heads_q;
-    it->b = z / a->num_splits;
-    it->split = z % a->num_splits;
+    const kiln_u32 hq = (kiln_u32)a->heads_q, ns = (kiln_u32)a->num_splits;
+    const kiln_u32 z = grp / hq;
+    it->h = grp % hq;
+    it->b = z / ns;
+    it->split = z % ns;
     it->s = kiln_seq_of(a, it->b);
-    it->q0 = x * BM;
+    it->q0 = (kiln_i64)x * BM;
     kiln_key_range(a, &it->s, it->q0, BM, it->s.sq, 1, it->split, &it->lo, &it->hi);
     it->ntiles = it->hi > it->lo ? (kiln_i32)((it->hi - it->lo + BN - 1) / BN) : 0;
 }
@@ -273,22 +274,23 @@ KILN_DEV void hp_item_at(const kiln_attn_args *a, kiln_i64 x, kiln_i64 grp, hp_i
  * fastest (blocks running at once share K and V in L2), block i takes units i, i + P,
  * i + 2P, ...; without a mask a unit is one tile, with one it is the pair of tiles of ranks
  * p and nq - 1 - p in heaviest-first order (both steps of a unit), so every unit weighs
- * about the same and the static order stays balanced. */
+ * about the same and the static order stays balanced. Indices are 32-bit (the host keeps
+ * the unit count below 2^31), which keeps the producer's 24 registers enough. */
 KILN_DEV int hp_step(const kiln_attn_args *a, kiln_i32 j, hp_item *it)
 {
-    const kiln_i64 nq = (a->seqlen_q + BM - 1) / BM;
+    const kiln_u32 nq = (kiln_u32)((a->seqlen_q + BM - 1) / BM);
 #if KILN_HOPPER_PERSISTENT
-    const kiln_i64 groups = a->heads_q * a->batch * a->num_splits;
+    const kiln_u32 groups = (kiln_u32)(a->heads_q * a->batch * a->num_splits);
 #if KILN_MASK == KILN_MASK_FULL
-    const kiln_i64 u = kiln_block_x() + (kiln_i64)j * gridDim.x;
+    const kiln_u32 u = blockIdx.x + (kiln_u32)j * gridDim.x;
     if (u >= nq * groups) return 0;
     hp_item_at(a, u % nq, u / nq, it);
 #else
-    const kiln_i64 np = (nq + 1) / 2;
-    const kiln_i64 u = kiln_block_x() + (kiln_i64)(j >> 1) * gridDim.x;
+    const kiln_u32 np = (nq + 1) / 2;
+    const kiln_u32 u = blockIdx.x + (kiln_u32)(j >> 1) * gridDim.x;
     if (u >= np * groups) return 0;
-    const kiln_i64 p = u % np;
-    const kiln_i64 rank = (j & 1) ? nq - 1 - p : p;
+    const kiln_u32 p = u % np;
+    const kiln_u32 rank = (j & 1) ? nq - 1 - p : p;
     if ((j & 1) && rank == p) {
         it->q0 = -1; /* the middle tile of an odd count has no partner */
         return 1;
@@ -297,12 +299,12 @@ KILN_DEV int hp_step(const kiln_attn_args *a, kiln_i32 j, hp_item *it)
 #endif
 #else
     if (j > 0) return 0;
-    const kiln_i64 x = kiln_block_x();
+    const kiln_u32 x = blockIdx.x, grp = blockIdx.z * (kiln_u32)a->heads_q + blockIdx.y;
 #if KILN_MASK == KILN_MASK_FULL
     (void)nq;
-    hp_item_at(a, x, kiln_block_z() * a->heads_q + kiln_block_y(), it);
+    hp_item_at(a, x, grp, it);
 #else
-    hp_item_at(a, nq - 1 - x, kiln_block_z() * a->heads_q + kiln_block_y(), it);
+    hp_item_at(a, nq - 1 - x, grp, it);
 #endif
 #endif
     if (it->q0 >= it->s.sq) it->q0 = -1;
