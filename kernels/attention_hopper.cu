@@ -575,7 +575,11 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (KILN_HOPPER_STAGE_O && a.num_splits == 1) {
                 /* The consumer's 64 x D output through shared memory (its own rows of the
                  * staging tile, swizzled like Q so neither side has bank conflicts), then
-                 * 16-byte stores over whole rows: every 32-byte sector written in full. */
+                 * 16-byte stores over whole rows: every 32-byte sector written in full.
+                 * An own staging tile outlives Q's handshake: without the turn barriers
+                 * nothing else keeps a fast thread from overwriting rows a slow one of the
+                 * previous item still reads. */
+                if (HP_O_OWN && !KILN_HOPPER_PINGPONG) kiln_bar_sync(4 + cw, 128);
                 #pragma unroll
                 for (kiln_i32 r = 0; r < 2; ++r) {
                     const kiln_i32 row = cw * 64 + warp * 16 + g + 8 * r;
