@@ -4,7 +4,7 @@
 #      defaults are edited:
 #        direct   KILN_HOPPER_STAGE_O 0: output stored straight from the accumulators
 #        staged   the defaults: output through shared memory, 16-byte row stores
-#        persist  KILN_HOPPER_PERSISTENT 1: persistent grid (one block per SM walks the items)
+#        persist  KILN_HOPPER_PERSISTENT(d, m) 1: persistent grid everywhere (default: head dim 64 unwindowed)
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on the default
 #      build and on the persistent one (both built with the tests)
 #   3. BENCH.md suite 2 for each build (bench/reference_benchmark.py --only prefill,
@@ -28,7 +28,7 @@ stamp() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$sum"; }
 opts=(
   "direct|s/^#define KILN_HOPPER_STAGE_O 1$/#define KILN_HOPPER_STAGE_O 0/"
   "staged|"
-  "persist|s/^#define KILN_HOPPER_PERSISTENT 0$/#define KILN_HOPPER_PERSISTENT 1/"
+  "persist|s/^#define KILN_HOPPER_PERSISTENT(d, m) ((d) == 64 \&\& (m) != 2)$/#define KILN_HOPPER_PERSISTENT(d, m) 1/"
 )
 build() { # name sed tests
   local name=$1 ex=$2 tests=$3 src=/tmp/kiln-ab-src-$1 b=/tmp/kiln-ab-build-$1

@@ -91,7 +91,7 @@
 /* Whether the output is staged in its own shared-memory tile (so Q can be reloaded as soon
  * as the last S product has read it) rather than in the consumer's Q rows (attention_hopper.h
  * sizes the shared memory the same way). */
-#define HP_O_OWN KILN_HOPPER_O_OWN(D)
+#define HP_O_OWN KILN_HOPPER_O_OWN(D, KILN_MASK)
 
 /* Barrier slots in shared memory: Q full (the copy engine completes it) and empty (the 8
  * consumer warps arrive when done with it), the K and V rings' full ones, then their empty
@@ -279,7 +279,7 @@ KILN_DEV void hp_item_at(const kiln_attn_args *a, kiln_u32 x, kiln_u32 grp, hp_i
 KILN_DEV int hp_step(const kiln_attn_args *a, kiln_i32 j, hp_item *it)
 {
     const kiln_u32 nq = (kiln_u32)((a->seqlen_q + BM - 1) / BM);
-#if KILN_HOPPER_PERSISTENT
+#if KILN_HOPPER_PERSISTENT(D, KILN_MASK)
     const kiln_u32 groups = (kiln_u32)(a->heads_q * a->batch * a->num_splits);
 #if KILN_MASK == KILN_MASK_FULL
     const kiln_u32 u = blockIdx.x + (kiln_u32)j * gridDim.x;

@@ -57,8 +57,7 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
         mk = mq;
         mv = mq;
     }
-#if KILN_HOPPER_PERSISTENT
-    {
+    if (KILN_HOPPER_PERSISTENT(a->head_dim, (int)v->mask)) {
         /* Every work item of grid on at most one block per SM (the kernel walks them). */
         const uint64_t items = (uint64_t)grid[0] * grid[1] * grid[2];
         const uint64_t cap = compute_units > 0 ? (uint64_t)compute_units : 1u;
@@ -68,9 +67,6 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
         g[0] = (unsigned)(items < cap ? items : cap);
         g[1] = g[2] = 1;
     }
-#else
-    (void)compute_units;
-#endif
     void *args[] = {a, &mq, &mk, &mv};
     return kiln_gpu_launch(dev, fn, g, block, smem, stream, args);
 }
