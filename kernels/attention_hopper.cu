@@ -76,22 +76,33 @@
 #endif
 #if KILN_HOPPER_PINGPONG
 #define HP_TURN_WAIT() kiln_bar_sync(2 + cw, 256)
-#define HP_TURN_PASS(last)                                                                 \
-    do {                                                                                   \
-        if (!(cw == 1 && (last))) kiln_bar_arrive(2 + (cw ^ 1), 256);                      \
-    } while (0)
+#define HP_TURN_PASS() kiln_bar_arrive(2 + (cw ^ 1), 256)
 #else
 #define HP_TURN_WAIT() ((void)0)
-#define HP_TURN_PASS(last) ((void)0)
+#define HP_TURN_PASS() ((void)0)
 #endif
+/* Output of a block through shared memory and 16-byte stores over whole rows (1), or
+ * straight from the accumulators, 4 bytes per thread (0). */
+#ifndef KILN_HOPPER_STAGE_O
+#define KILN_HOPPER_STAGE_O 1
+#endif
+/* Named barriers 4 and 5: the 128 threads of consumer 0 / 1 (output staging). */
 
-/* Barrier slots in shared memory. */
+/* Whether the output is staged in its own shared-memory tile (so Q can be reloaded as soon
+ * as the last S product has read it) rather than in the consumer's Q rows (attention_hopper.h
+ * sizes the shared memory the same way). */
+#define HP_O_OWN KILN_HOPPER_O_OWN(D, KILN_MASK)
+
+/* Barrier slots in shared memory: Q full (the copy engine completes it) and empty (the 8
+ * consumer warps arrive when done with it), the K and V rings' full ones, then their empty
+ * ones (8 consumer warps each). */
 #define BAR_Q 0
-#define BAR_KFULL(s) (1 + (s))
-#define BAR_VFULL(s) (1 + NS + (s))
-#define BAR_KEMPTY(s) (1 + 2 * NS + (s))
-#define BAR_VEMPTY(s) (1 + 3 * NS + (s))
-#define NBARS (1 + 4 * NS)
+#define BAR_QEMPTY 1
+#define BAR_KFULL(s) (2 + (s))
+#define BAR_VFULL(s) (2 + NS + (s))
+#define BAR_KEMPTY(s) (2 + 2 * NS + (s))
+#define BAR_VEMPTY(s) (2 + 3 * NS + (s))
+#define NBARS (2 + 4 * NS)
 
 /* Per-thread state of the consumer's two rows (fragment rows g and g + 8 of its warp). */
 typedef struct hp_rows {
@@ -236,6 +247,77 @@ KILN_DEV void hp_pack_p(kiln_u32 pf[BN / 16][4], const float sc[NACC_S])
         }
 }
 
+/* One work item: query tile q0 of head h, batch entry b, split. */
+typedef struct hp_item {
+    kiln_seq s;
+    kiln_i64 h, b, split, q0, lo, hi;
+    kiln_i32 ntiles;
+} hp_item;
+
+KILN_DEV void hp_item_at(const kiln_attn_args *a, kiln_u32 x, kiln_u32 grp, hp_item *it)
+{
+    const kiln_u32 hq = (kiln_u32)a->heads_q, ns = (kiln_u32)a->num_splits;
+    const kiln_u32 z = grp / hq;
+    it->h = grp % hq;
+    it->b = z / ns;
+    it->split = z % ns;
+    it->s = kiln_seq_of(a, it->b);
+    it->q0 = (kiln_i64)x * BM;
+    kiln_key_range(a, &it->s, it->q0, BM, it->s.sq, 1, it->split, &it->lo, &it->hi);
+    it->ntiles = it->hi > it->lo ? (kiln_i32)((it->hi - it->lo + BN - 1) / BN) : 0;
+}
+
+/* The block's step j: 0 when it has no more; otherwise 1 with *it filled, or with
+ * it->q0 < 0 for a step that has nothing to do. Producer and consumers walk the same steps.
+ * Per-tile grid: the one item of (blockIdx.x, y, z), the tiles that see the most keys first
+ * under a causal or window mask. Persistent grid: units numbered with the query tile
+ * fastest (blocks running at once share K and V in L2), block i takes units i, i + P,
+ * i + 2P, ...; without a mask a unit is one tile, with one it is the pair of tiles of ranks
+ * p and nq - 1 - p in heaviest-first order (both steps of a unit), so every unit weighs
+ * about the same and the static order stays balanced. Indices are 32-bit (the host keeps
+ * the unit count below 2^31), which keeps the producer's 24 registers enough. */
+KILN_DEV int hp_step(const kiln_attn_args *a, kiln_i32 j, hp_item *it)
+{
+    const kiln_u32 nq = (kiln_u32)((a->seqlen_q + BM - 1) / BM);
+#if KILN_HOPPER_PERSISTENT(D, KILN_MASK)
+    const kiln_u32 groups = (kiln_u32)(a->heads_q * a->batch * a->num_splits);
+#if KILN_MASK == KILN_MASK_FULL
+    const kiln_u32 u = blockIdx.x + (kiln_u32)j * gridDim.x;
+    if (u >= nq * groups) return 0;
+    hp_item_at(a, u % nq, u / nq, it);
+#else
+    const kiln_u32 np = (nq + 1) / 2;
+    const kiln_u32 u = blockIdx.x + (kiln_u32)(j >> 1) * gridDim.x;
+    if (u >= np * groups) return 0;
+    const kiln_u32 p = u % np;
+    const kiln_u32 rank = (j & 1) ? nq - 1 - p : p;
+    if ((j & 1) && rank == p) {
+        it->q0 = -1; /* the middle tile of an odd count has no partner */
+        return 1;
+    }
+    hp_item_at(a, nq - 1 - rank, u / np, it);
+#endif
+#else
+    if (j > 0) return 0;
+    const kiln_u32 x = blockIdx.x, grp = blockIdx.z * (kiln_u32)a->heads_q + blockIdx.y;
+#if KILN_MASK == KILN_MASK_FULL
+    (void)nq;
+    hp_item_at(a, x, grp, it);
+#else
+    hp_item_at(a, nq - 1 - x, grp, it);
+#endif
+#endif
+    if (it->q0 >= it->s.sq) it->q0 = -1;
+    return 1;
+}
+
+/* Byte offset of row r (of the tile's BM), 16-byte chunk c (of the row's D / 8) in a tile
+ * stored as the copy engine writes Q: 64-column blocks of BM rows, 128-byte swizzle. */
+KILN_DEV kiln_u32 hp_tile_off(kiln_i32 r, kiln_i32 c)
+{
+    return (kiln_u32)(c / 8) * (BM * 128) + (kiln_u32)r * 128 + (kiln_u32)((c % 8) ^ (r % 8)) * 16;
+}
+
 extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS, 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
               const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv)
@@ -246,58 +328,59 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     unsigned char *qs = sm;
     unsigned char *ks = qs + TILE_Q;
     unsigned char *vs = ks + NS * TILE_K;
+#if HP_O_OWN
+    unsigned char *os = vs + NS * TILE_K;
+    kiln_u64 *bars = (kiln_u64 *)(os + TILE_Q);
+#else
+    unsigned char *os = qs; /* each consumer stages its output in its own Q rows */
     kiln_u64 *bars = (kiln_u64 *)(vs + NS * TILE_K);
+#endif
 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 wg = tid / 128;
-    const kiln_i64 h = kiln_block_y();
     const kiln_i64 group = a.heads_q / a.heads_kv;
-    const kiln_i64 hk = h / group;
-    const kiln_i64 b = kiln_block_z() / a.num_splits;
-    const kiln_i64 split = kiln_block_z() % a.num_splits;
-    const kiln_seq s = kiln_seq_of(&a, b);
-#if KILN_MASK == KILN_MASK_FULL
-    const kiln_i64 q0 = kiln_block_x() * BM;
-#else
-    const kiln_i64 q0 = ((kiln_i64)gridDim.x - 1 - kiln_block_x()) * BM;
-#endif
-    if (q0 >= s.sq) return; /* whole block leaves together */
-    const kiln_i64 diag = s.sk - s.sq;
-    kiln_i64 lo, hi;
-    kiln_key_range(&a, &s, q0, BM, s.sq, 1, split, &lo, &hi);
-    const kiln_i32 ntiles = hi > lo ? (kiln_i32)((hi - lo + BN - 1) / BN) : 0;
 
     if (tid == 0) {
         for (kiln_i32 i = 0; i < NBARS; ++i)
-            kiln_mbar_init(&bars[i], i < 1 + 2 * NS ? 1u : 8u);
+            kiln_mbar_init(&bars[i], i == BAR_QEMPTY || i >= BAR_KEMPTY(0) ? 8u : 1u);
         kiln_mbar_init_fence();
     }
     kiln_sync();
 
     if (wg == 0) {
-        /* ---- producer ---- */
+        /* ---- producer: one thread issues every copy ---- */
         kiln_setmaxnreg_dec(24);
-        if (tid == 0 && ntiles > 0) {
-            kiln_mbar_expect_tx(&bars[BAR_Q], TILE_Q);
-            for (kiln_i32 c = 0; c < DB; ++c)
-                kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64, (kiln_i32)q0,
-                                 (kiln_i32)h, (kiln_i32)b);
-            for (kiln_i32 t = 0; t < ntiles; ++t) {
-                const kiln_i32 st = t % NS;
-                const kiln_u32 ph = (kiln_u32)(t / NS) & 1u;
-                const kiln_i32 kt = (kiln_i32)(lo + (kiln_i64)t * BN);
+        if (tid != 0) return;
+        kiln_i32 ring = 0, qn = 0; /* K / V tiles and Q tiles loaded so far */
+        hp_item it;
+        for (kiln_i32 j = 0; hp_step(&a, j, &it); ++j) {
+            if (it.q0 < 0 || it.ntiles == 0) continue;
+            const kiln_i32 hq = (kiln_i32)it.h, hkv = (kiln_i32)(it.h / group);
+            const kiln_i32 bb = (kiln_i32)it.b;
+            for (kiln_i32 t = 0; t < it.ntiles; ++t, ++ring) {
+                const kiln_i32 st = ring % NS;
+                const kiln_u32 ph = (kiln_u32)(ring / NS) & 1u;
+                const kiln_i32 kt = (kiln_i32)(it.lo + (kiln_i64)t * BN);
                 kiln_mbar_wait(&bars[BAR_KEMPTY(st)], ph ^ 1u);
                 kiln_mbar_expect_tx(&bars[BAR_KFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(ks + st * TILE_K + c * (BN * 128), &tk,
-                                     &bars[BAR_KFULL(st)], c * 64, kt, (kiln_i32)hk,
-                                     (kiln_i32)b);
+                                     &bars[BAR_KFULL(st)], c * 64, kt, hkv, bb);
+                if (t == 0) {
+                    /* The consumers are done with the previous item's Q (and, when they
+                     * stage their output there, with that too). */
+                    kiln_mbar_wait(&bars[BAR_QEMPTY], ((kiln_u32)qn & 1u) ^ 1u);
+                    kiln_mbar_expect_tx(&bars[BAR_Q], TILE_Q);
+                    for (kiln_i32 c = 0; c < DB; ++c)
+                        kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64,
+                                         (kiln_i32)it.q0, hq, bb);
+                    ++qn;
+                }
                 kiln_mbar_wait(&bars[BAR_VEMPTY(st)], ph ^ 1u);
                 kiln_mbar_expect_tx(&bars[BAR_VFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(vs + st * TILE_K + c * (BN * 128), &tv,
-                                     &bars[BAR_VFULL(st)], c * 64, kt, (kiln_i32)hk,
-                                     (kiln_i32)b);
+                                     &bars[BAR_VFULL(st)], c * 64, kt, hkv, bb);
             }
         }
         return;
@@ -309,151 +392,225 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     const kiln_i32 wtid = tid % 128;
     const kiln_i32 warp = wtid / 32, lane = tid % 32;
     const kiln_i32 g = lane / 4, tq4 = lane % 4;
-
-    hp_rows w;
-    int live[2];
-    #pragma unroll
-    for (kiln_i32 r = 0; r < 2; ++r) {
-        const kiln_i64 i = q0 + cw * 64 + warp * 16 + g + 8 * r;
-        kiln_i64 vl = lo, vh = hi;
-        live[r] = i < s.sq;
-        w.slope[r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + h] * KILN_LOG2E : 0.0f;
-#if KILN_MASK != KILN_MASK_FULL
-        if (a.window_left >= 0 && i + diag - a.window_left > vl) vl = i + diag - a.window_left;
-#if KILN_MASK == KILN_MASK_CAUSAL
-        if (i + diag + 1 < vh) vh = i + diag + 1;
-#else
-        if (a.window_right >= 0 && i + diag + a.window_right + 1 < vh)
-            vh = i + diag + a.window_right + 1;
-#endif
-#endif
-        w.ri[r] = (kiln_i32)i;
-        w.vlo[r] = (kiln_i32)(vl < hi ? vl : hi);
-        w.vhi[r] = (kiln_i32)(vh > lo ? vh : lo);
-        w.seen[r] = 0;
-        w.m[r] = kiln_neg_inf();
-        w.l[r] = 0.0f;
-    }
-    const kiln_i64 i0 = q0;
-    const kiln_i64 i_last = (q0 + BM < s.sq ? q0 + BM : s.sq) - 1;
     /* Scores are kept raw when nothing but the scale acts on them (scale > 0 keeps the max
      * where it is), so scale and max fold into one multiply-add before each exp. */
     const int plain = a.softcap == 0.0f && !a.alibi && a.scale > 0.0f;
-
-    float o[NACC_O];
-    #pragma unroll
-    for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] = 0.0f;
-    float sc[NACC_S], alpha[2];
-    kiln_u32 pf[BN / 16][4];
     const kiln_u32 q_addr = kiln_smem_addr(qs) + cw * 64 * 128;
     const kiln_u32 k_addr = kiln_smem_addr(ks);
     const kiln_u32 v_addr = kiln_smem_addr(vs);
-
-    /* Pipeline inside the warpgroup, step t >= 1: issue S_t = Q K_t^T and O += P_{t-1}
-     * V_{t-1}, wait for S_t only, run the softmax of S_t while the tensor cores finish the
-     * P V product, wait for it, rescale O and make P_t. P_{t-1} stays in pf (the product
-     * reads it asynchronously) until that wait. */
-    /* Turns: consumer 0 issues first; each issue phase (tile 0's S, then S_t with P V of
-     * t - 1, then the last P V: ntiles + 1 of them) waits for its turn and passes it on;
-     * consumer 1 does not pass after its last, so every arrival is consumed. */
-    if (ntiles > 0) {
+    kiln_i32 ring = 0, qn = 0;
 #if KILN_HOPPER_PINGPONG
-        if (cw == 1) kiln_bar_arrive(2, 256);
+    int turns = 0; /* consumer 1 has passed the first turn */
 #endif
-        kiln_mbar_wait(&bars[BAR_Q], 0);
-        kiln_mbar_wait(&bars[BAR_KFULL(0)], 0);
-        HP_TURN_WAIT();
-        kiln_wgmma_fence();
-        hp_issue_s(sc, q_addr, k_addr);
-        HP_TURN_PASS(0);
-        kiln_wgmma_wait(0);
-        #pragma unroll
-        for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
-        if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(0)]);
-        hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain);
-        hp_pack_p(pf, sc);
 
-        for (kiln_i32 t = 1; t < ntiles; ++t) {
-            const kiln_i32 st = t % NS, pst = (t - 1) % NS;
-            const kiln_u32 ph = (kiln_u32)(t / NS) & 1u, pph = (kiln_u32)((t - 1) / NS) & 1u;
-            const kiln_i64 kt = lo + (kiln_i64)t * BN;
-            kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
-            kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
+    hp_item it;
+    for (kiln_i32 j = 0; hp_step(&a, j, &it); ++j) {
+        if (it.q0 < 0) continue;
+        const kiln_i64 q0i = it.q0, lo = it.lo, hi = it.hi, sq = it.s.sq;
+        const kiln_i32 ntiles = it.ntiles;
+        const kiln_i64 diag = it.s.sk - sq;
+
+        hp_rows w;
+        int live[2];
+        #pragma unroll
+        for (kiln_i32 r = 0; r < 2; ++r) {
+            const kiln_i64 i = q0i + cw * 64 + warp * 16 + g + 8 * r;
+            kiln_i64 vl = lo, vh = hi;
+            w.slope[r] = a.alibi ? a.alibi[it.b * a.alibi_stride_batch + it.h] * KILN_LOG2E : 0.0f;
+#if KILN_MASK != KILN_MASK_FULL
+            if (a.window_left >= 0 && i + diag - a.window_left > vl) vl = i + diag - a.window_left;
+#if KILN_MASK == KILN_MASK_CAUSAL
+            if (i + diag + 1 < vh) vh = i + diag + 1;
+#else
+            if (a.window_right >= 0 && i + diag + a.window_right + 1 < vh)
+                vh = i + diag + a.window_right + 1;
+#endif
+#endif
+            w.ri[r] = (kiln_i32)i;
+            w.vlo[r] = (kiln_i32)(vl < hi ? vl : hi);
+            w.vhi[r] = (kiln_i32)(vh > lo ? vh : lo);
+            w.seen[r] = 0;
+            w.m[r] = kiln_neg_inf();
+            w.l[r] = 0.0f;
+        }
+        const kiln_i64 i0 = q0i;
+        const kiln_i64 i_last = (q0i + BM < sq ? q0i + BM : sq) - 1;
+
+        float o[NACC_O];
+        #pragma unroll
+        for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] = 0.0f;
+        float sc[NACC_S], alpha[2];
+        kiln_u32 pf[BN / 16][4];
+
+        /* Pipeline inside the warpgroup, step t >= 1: issue S_t = Q K_t^T and O += P_{t-1}
+         * V_{t-1}, wait for S_t only, run the softmax of S_t while the tensor cores finish
+         * the P V product, wait for it, rescale O and make P_t. P_{t-1} stays in pf (the
+         * product reads it asynchronously) until that wait.
+         * Turns: consumer 0 issues first; each issue phase (tile 0's S, then S_t with P V of
+         * t - 1, then the last P V: ntiles + 1 of them per item) waits for its turn and
+         * passes it on. Consumer 1 gives consumer 0 its first turn once, and consumer 0
+         * takes the turn consumer 1 passes after its last phase before it leaves, so every
+         * arrival is consumed. */
+        if (ntiles > 0) {
+            const kiln_i32 r0 = ring;
+#if KILN_HOPPER_PINGPONG
+            if (cw == 1 && !turns) kiln_bar_arrive(2, 256);
+            turns = 1;
+#endif
+            kiln_mbar_wait(&bars[BAR_Q], (kiln_u32)qn & 1u);
+            kiln_mbar_wait(&bars[BAR_KFULL(r0 % NS)], (kiln_u32)(r0 / NS) & 1u);
+            HP_TURN_WAIT();
+            kiln_wgmma_fence();
+            hp_issue_s(sc, q_addr, k_addr + (r0 % NS) * TILE_K);
+            HP_TURN_PASS();
+            kiln_wgmma_wait(0);
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
+            if (lane == 0) {
+                kiln_mbar_arrive(&bars[BAR_KEMPTY(r0 % NS)]);
+                if (HP_O_OWN && ntiles == 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
+            }
+            hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain);
+            hp_pack_p(pf, sc);
+
+            for (kiln_i32 t = 1; t < ntiles; ++t) {
+                const kiln_i32 n = r0 + t;
+                const kiln_i32 st = n % NS, pst = (n - 1) % NS;
+                const kiln_u32 ph = (kiln_u32)(n / NS) & 1u, pph = (kiln_u32)((n - 1) / NS) & 1u;
+                const kiln_i64 kt = lo + (kiln_i64)t * BN;
+                kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
+                kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
+                #pragma unroll
+                for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+                HP_TURN_WAIT();
+                kiln_wgmma_fence();
+                hp_issue_s(sc, q_addr, k_addr + st * TILE_K);
+                hp_issue_pv(o, pf, v_addr + pst * TILE_K);
+                HP_TURN_PASS();
+                kiln_wgmma_wait(1);
+                #pragma unroll
+                for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
+                if (lane == 0) {
+                    kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
+                    if (HP_O_OWN && t == ntiles - 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
+                }
+                hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain);
+                kiln_wgmma_wait(0);
+                #pragma unroll
+                for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+                if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
+                #pragma unroll
+                for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
+                hp_pack_p(pf, sc);
+            }
+
+            const kiln_i32 nl = r0 + ntiles - 1;
+            const kiln_i32 pst = nl % NS;
+            kiln_mbar_wait(&bars[BAR_VFULL(pst)], (kiln_u32)(nl / NS) & 1u);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
             HP_TURN_WAIT();
             kiln_wgmma_fence();
-            hp_issue_s(sc, q_addr, k_addr + st * TILE_K);
             hp_issue_pv(o, pf, v_addr + pst * TILE_K);
-            HP_TURN_PASS(0);
-            kiln_wgmma_wait(1);
-            #pragma unroll
-            for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
-            if (lane == 0) kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
-            hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain);
+            HP_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
             if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
-            #pragma unroll
-            for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
-            hp_pack_p(pf, sc);
+            ring += ntiles;
         }
 
-        const kiln_i32 pst = (ntiles - 1) % NS;
-        kiln_mbar_wait(&bars[BAR_VFULL(pst)], (kiln_u32)((ntiles - 1) / NS) & 1u);
+        {
+            /* The item again for the output, computed anew rather than kept in registers
+             * through the tile loop (the opaque copy of j keeps the compiler from reusing
+             * the first one). */
+            kiln_i32 jr = j;
+            asm volatile("" : "+r"(jr));
+            hp_step(&a, jr, &it);
+        }
+        const kiln_seq s = it.s;
+        const kiln_i64 h = it.h, split = it.split, q0 = it.q0;
         #pragma unroll
-        for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-        HP_TURN_WAIT();
-        kiln_wgmma_fence();
-        hp_issue_pv(o, pf, v_addr + pst * TILE_K);
-        HP_TURN_PASS(1);
-        kiln_wgmma_wait(0);
+        for (kiln_i32 r = 0; r < 2; ++r) {
+            live[r] = q0 + cw * 64 + warp * 16 + g + 8 * r < s.sq;
+            w.l[r] += kiln_shfl_xor(w.l[r], 1);
+            w.l[r] += kiln_shfl_xor(w.l[r], 2);
+        }
+        float inv[2];
         #pragma unroll
-        for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-        if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
-    }
-    float l[2], m[2];
-    int seen[2];
-    kiln_i64 ri[2];
-    #pragma unroll
-    for (kiln_i32 r = 0; r < 2; ++r) {
-        l[r] = w.l[r];
-        m[r] = w.m[r];
-        seen[r] = w.seen[r];
-        ri[r] = w.ri[r];
-    }
-
-    #pragma unroll
-    for (kiln_i32 r = 0; r < 2; ++r) {
-        l[r] += kiln_shfl_xor(l[r], 1);
-        l[r] += kiln_shfl_xor(l[r], 2);
-    }
-    #pragma unroll
-    for (kiln_i32 r = 0; r < 2; ++r) {
-        if (!live[r]) continue;
-        const kiln_i64 i = ri[r];
-        const float inv = seen[r] ? 1.0f / l[r] : 0.0f;
-        const float lse = seen[r] ? m[r] * KILN_LN2 + kiln_logf(l[r]) : kiln_neg_inf();
-        if (a.num_splits > 1) {
-            const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
-            #pragma unroll
-            for (kiln_i32 n = 0; n < D / 8; ++n) {
-                float2 v2;
-                v2.x = o[4 * n + 2 * r] * inv;
-                v2.y = o[4 * n + 2 * r + 1] * inv;
-                *(float2 *)&a.ws_out[wrow * D + n * 8 + 2 * tq4] = v2;
+        for (kiln_i32 r = 0; r < 2; ++r) {
+            inv[r] = w.seen[r] ? 1.0f / w.l[r] : 0.0f;
+            if (!live[r]) continue;
+            const kiln_i64 i = w.ri[r];
+            const float lse =
+                w.seen[r] ? w.m[r] * KILN_LN2 + kiln_logf(w.l[r]) : kiln_neg_inf();
+            if (a.num_splits > 1) {
+                /* fp32 partials: a quad's four float2 fill a 32-byte sector. */
+                const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
+                #pragma unroll
+                for (kiln_i32 n = 0; n < D / 8; ++n) {
+                    float2 v2;
+                    v2.x = o[4 * n + 2 * r] * inv[r];
+                    v2.y = o[4 * n + 2 * r + 1] * inv[r];
+                    *(float2 *)&a.ws_out[wrow * D + n * 8 + 2 * tq4] = v2;
+                }
+                if (tq4 == 0) a.ws_lse[wrow] = lse;
+            } else {
+                if (tq4 == 0 && a.lse)
+                    a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
+                if (!KILN_HOPPER_STAGE_O || ntiles == 0) {
+                    /* Straight from the accumulators (an item with no keys loaded nothing
+                     * to stage through): each quad writes 16 bytes of a 32-byte sector. */
+                    kiln_elem *out = (kiln_elem *)a.out;
+                    const kiln_i64 at =
+                        s.o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
+                    #pragma unroll
+                    for (kiln_i32 n = 0; n < D / 8; ++n)
+                        *(kiln_u32 *)&out[at + n * 8] =
+                            kiln_pack2(o[4 * n + 2 * r] * inv[r], o[4 * n + 2 * r + 1] * inv[r]);
+                }
             }
-            if (tq4 == 0) a.ws_lse[wrow] = lse;
-        } else {
-            kiln_elem *out = (kiln_elem *)a.out;
-            const kiln_i64 at = s.o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
-            #pragma unroll
-            for (kiln_i32 n = 0; n < D / 8; ++n)
-                *(kiln_u32 *)&out[at + n * 8] =
-                    kiln_pack2(o[4 * n + 2 * r] * inv, o[4 * n + 2 * r + 1] * inv);
-            if (tq4 == 0 && a.lse)
-                a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
+        }
+        if (ntiles > 0) {
+            if (KILN_HOPPER_STAGE_O && a.num_splits == 1) {
+                /* The consumer's 64 x D output through shared memory (its own rows of the
+                 * staging tile, swizzled like Q so neither side has bank conflicts), then
+                 * 16-byte stores over whole rows: every 32-byte sector written in full.
+                 * An own staging tile outlives Q's handshake: without the turn barriers
+                 * nothing else keeps a fast thread from overwriting rows a slow one of the
+                 * previous item still reads. */
+                if (HP_O_OWN && !KILN_HOPPER_PINGPONG) kiln_bar_sync(4 + cw, 128);
+                #pragma unroll
+                for (kiln_i32 r = 0; r < 2; ++r) {
+                    const kiln_i32 row = cw * 64 + warp * 16 + g + 8 * r;
+                    #pragma unroll
+                    for (kiln_i32 n = 0; n < D / 8; ++n)
+                        *(kiln_u32 *)(os + hp_tile_off(row, n) + 4 * tq4) =
+                            kiln_pack2(o[4 * n + 2 * r] * inv[r], o[4 * n + 2 * r + 1] * inv[r]);
+                }
+                kiln_bar_sync(4 + cw, 128);
+                kiln_elem *out = (kiln_elem *)a.out;
+                #pragma unroll
+                for (kiln_i32 k = 0; k < D / 16; ++k) {
+                    const kiln_i32 e = wtid + 128 * k;
+                    const kiln_i32 row = e / (D / 8), c = e % (D / 8);
+                    const kiln_i64 i = q0 + cw * 64 + row;
+                    const uint4 v4 = *(const uint4 *)(os + hp_tile_off(cw * 64 + row, c));
+                    if (i < s.sq)
+                        *(uint4 *)&out[s.o_off + i * a.o_stride_row + h * a.o_stride_head +
+                                       c * 8] = v4;
+                }
+                /* Generic accesses to the staging rows before the copy engine's next write
+                 * there; the next item's writes come after this consumer's next turn
+                 * barrier, which waits for all of its threads. */
+                kiln_fence_proxy_async();
+            }
+            __syncwarp();
+            if (!HP_O_OWN && lane == 0) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
+            ++qn;
         }
     }
+#if KILN_HOPPER_PINGPONG
+    if (cw == 0 && turns) HP_TURN_WAIT(); /* consumer 1's pass after its last phase */
+#endif
 }

@@ -11,10 +11,27 @@
 #define KILN_HOPPER_STAGES 3    /* K and V tiles in flight */
 #define KILN_HOPPER_THREADS 384 /* producer warpgroup + two consumer warpgroups */
 
-/* Dynamic shared memory of a head-dim-d block: the Q tile, the K and V rings, 1024 bytes of
- * alignment slack and the barriers. */
-#define KILN_HOPPER_SMEM_BYTES(d)                                                          \
-    ((KILN_HOPPER_BLOCK_Q + 2 * KILN_HOPPER_STAGES * KILN_HOPPER_BLOCK_K) * (d) * 2 +      \
-     1024 + 256)
+/* Launch shape per head dim d. 0: one block per query tile, grid (tiles, heads_q, batch x
+ * splits), the hardware hands tiles to SMs as they free up. 1: a persistent grid of at most
+ * one block per SM that walks the work items itself (kernels/attention_hopper.cu, hp_step),
+ * so one item's loads overlap the previous one's output. Measured on an H200 (BENCH.md
+ * suite 2, bench/hopper_ab.sh): persistent ran head dim 64 3-15% faster (most at S = 1k,
+ * where a block has 8 key tiles), head dim 128 0-9% slower (its producer spills on that
+ * path and its output has no tile of its own), so only head dim 64 takes it, and not with a
+ * window mask (m, KILN_MASK_*: 2), whose band arithmetic makes that path spill. */
+#ifndef KILN_HOPPER_PERSISTENT
+#define KILN_HOPPER_PERSISTENT(d, m) ((d) == 64 && (m) != 2)
+#endif
+
+/* Whether the output of a block is staged in its own shared-memory tile (1) or in the Q
+ * tile's rows (0, Q then reloads only after the output is written). Its own tile pays off
+ * on the persistent grid only, and fits beside head dim 64's rings only. */
+#define KILN_HOPPER_O_OWN(d, m) (KILN_HOPPER_PERSISTENT(d, m) && (d) == 64)
+
+/* Dynamic shared memory of a block of head dim d and mask m: the Q tile, the K and V rings, the output
+ * tile where it has its own, 1024 bytes of alignment slack and the barriers. */
+#define KILN_HOPPER_SMEM_BYTES(d, m)                                                        \
+    ((KILN_HOPPER_BLOCK_Q * (1 + KILN_HOPPER_O_OWN(d, m)) +                                   \
+      2 * KILN_HOPPER_STAGES * KILN_HOPPER_BLOCK_K) * (d) * 2 + 1024 + 256)
 
 #endif

@@ -420,7 +420,8 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p,
     }
     void *args[] = {&a};
     if (st == KILN_OK && v.tier == KILN_GPU_TIER_ID_HOPPER)
-        st = kiln_gpu_hopper_launch(s->dev, k->fn, &v, &a, grid, block, k->smem, p->stream);
+        st = kiln_gpu_hopper_launch(s->dev, k->fn, &v, &a, grid, block, k->smem,
+                                    s->info.compute_units, p->stream);
     else if (st == KILN_OK)
         st = kiln_gpu_launch(s->dev, k->fn, grid, block, k->smem, p->stream, args);
     if (st == KILN_OK && combine_launch && !grid_empty(cgrid))

@@ -33,8 +33,9 @@ static kiln_status make_map(const kiln_gpu_driver *drv, hopper_map *m, int is_bf
 kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
                                    const kiln_gpu_variant *v, kiln_attn_args *a,
                                    const unsigned grid[3], const unsigned block[3],
-                                   unsigned smem, void *stream)
+                                   unsigned smem, int compute_units, void *stream)
 {
+    unsigned g[3] = {grid[0], grid[1], grid[2]};
     const kiln_gpu_driver *drv = dev->drv;
     hopper_map mq, mk, mv;
     const int bf16 = v->dtype == KILN_BF16;
@@ -56,6 +57,16 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
         mk = mq;
         mv = mq;
     }
+    if (KILN_HOPPER_PERSISTENT(a->head_dim, (int)v->mask)) {
+        /* Every work item of grid on at most one block per SM (the kernel walks them). */
+        const uint64_t items = (uint64_t)grid[0] * grid[1] * grid[2];
+        const uint64_t cap = compute_units > 0 ? (uint64_t)compute_units : 1u;
+        KILN_FAIL_IF(items >= ((uint64_t)1 << 31), KILN_UNSUPPORTED,
+                     "the hopper tier's persistent grid numbers work items in 32 bits; "
+                     "this call has %llu", (unsigned long long)items);
+        g[0] = (unsigned)(items < cap ? items : cap);
+        g[1] = g[2] = 1;
+    }
     void *args[] = {a, &mq, &mk, &mv};
-    return kiln_gpu_launch(dev, fn, grid, block, smem, stream, args);
+    return kiln_gpu_launch(dev, fn, g, block, smem, stream, args);
 }

@@ -587,7 +587,7 @@ int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
 int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v)
 {
     if (v->kind != KILN_KERNEL_ATTN) return 0;
-    return v->tier == KILN_GPU_TIER_ID_HOPPER   ? KILN_HOPPER_SMEM_BYTES(v->head_dim)
+    return v->tier == KILN_GPU_TIER_ID_HOPPER   ? KILN_HOPPER_SMEM_BYTES(v->head_dim, (int)v->mask)
            : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_SMEM_BYTES(v->head_dim)
                                                 : 0;
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The hopper tier's compile-time options side by side on an H200, in about 5 minutes:
+#   1. build this tree (Release, tests, no compile matrix) and copies of it whose option
+#      defaults are edited:
+#        direct   KILN_HOPPER_STAGE_O 0: output stored straight from the accumulators
+#        staged   the defaults: output through shared memory, 16-byte row stores
+#        persist  KILN_HOPPER_PERSISTENT(d, m) 1: persistent grid everywhere (default: head dim 64 unwindowed)
+#   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on the default
+#      build and on the persistent one (both built with the tests)
+#   3. BENCH.md suite 2 for each build (bench/reference_benchmark.py --only prefill,
+#      the hopper tier beside SDPA cuDNN)
+#   4. a table: TFLOP/s per shape per option, cuDNN beside
+# $OUT gets summary.txt, logs.tgz and one prefill JSON per option.
+#   bash bench/hopper_ab.sh
+set -u
+out=${OUT:-${TMPDIR:-/tmp}/kiln-hopper-ab}
+logs=/tmp/kiln-ab-logs
+mkdir -p "$out" "$logs"
+sum=$out/summary.txt
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$sum"; }
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+} > "$sum" 2>&1
+
+# name | sed expression over kernels/attention_hopper.cu and kernels/attention_hopper.h
+opts=(
+  "direct|s/^#define KILN_HOPPER_STAGE_O 1$/#define KILN_HOPPER_STAGE_O 0/"
+  "staged|"
+  "persist|s/^#define KILN_HOPPER_PERSISTENT(d, m) ((d) == 64 \&\& (m) != 2)$/#define KILN_HOPPER_PERSISTENT(d, m) 1/"
+)
+build() { # name sed tests
+  local name=$1 ex=$2 tests=$3 src=/tmp/kiln-ab-src-$1 b=/tmp/kiln-ab-build-$1
+  rm -rf "$src" && mkdir -p "$src" &&
+    cp -r CMakeLists.txt CMakePresets.json cmake include src kernels tools tests bench python \
+      "$src"/ || return 1
+  if [ -n "$ex" ]; then
+    sed -i "$ex" "$src/kernels/attention_hopper.cu" "$src/kernels/attention_hopper.h"
+    # The edit must have hit.
+    cmp -s kernels/attention_hopper.cu "$src/kernels/attention_hopper.cu" &&
+      cmp -s kernels/attention_hopper.h "$src/kernels/attention_hopper.h" &&
+      { echo "$name: sed changed nothing"; return 1; }
+  fi
+  { cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=$tests \
+      -DKILN_COMPILE_MATRIX=OFF &&
+    if [ "$tests" = ON ]; then cmake --build "$b" -j 16; else
+      cmake --build "$b" -j 16 --target kiln kiln_tool; fi; } > "$logs/build_$name.log" 2>&1
+}
+pids=()
+for o in "${opts[@]}"; do
+  name=${o%%|*}
+  tests=OFF
+  [ "$name" = staged ] || [ "$name" = persist ] && tests=ON
+  build "$name" "${o#*|}" $tests &
+  pids+=($!)
+done
+ok=1
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || { ok=0; n=${opts[$i]%%|*}; echo "build $n failed" >> "$sum";
+                          tail -30 "$logs/build_$n.log" >> "$sum"; }
+done
+stamp "built"
+[ $ok = 1 ] || { tar czf "$out/logs.tgz" -C "$logs" .; cat "$sum"; exit 1; }
+
+# A kernel that hangs would eat every later step: one small call per build first.
+for o in "${opts[@]}"; do
+  name=${o%%|*}
+  KILN_GPU_TIER=hopper KILN_CACHE_DIR=/tmp/kiln-ab-cache-$name timeout 30 \
+    /tmp/kiln-ab-build-$name/kiln bench attention --backend cuda --dtype bf16 --batch 2 \
+    --heads 4 --kv-heads 2 --head-dim 128 --seqlen 1000 --causal --warmup 1 --iters 2 \
+    --rounds 1 > "$logs/canary_$name.log" 2>&1
+  rc=$?
+  echo "canary $name rc=$rc: $(tail -1 "$logs/canary_$name.log")" >> "$sum"
+  [ $rc = 0 ] || bad="${bad:-} $name"
+done
+stamp "canaries"
+
+for name in staged persist; do
+  case " ${bad:-} " in *" $name "*) continue ;; esac
+  KILN_GPU_TIER=hopper KILN_TEST_BACKEND=cuda KILN_CACHE_DIR=/tmp/kiln-ab-cache-$name \
+    timeout 100 ctest --test-dir /tmp/kiln-ab-build-$name -L '^gpu$' -j 6 \
+    --output-on-failure --timeout 95 > "$logs/ctest_$name.log" 2>&1
+  stamp "ctest $name rc=$?"
+  grep -E "tests passed|tests failed|\*\*\*Failed|Timeout" "$logs/ctest_$name.log" | head -12 >> "$sum"
+  grep "^FAIL" "$logs/ctest_$name.log" | grep -v "KILN_GPU_TIER=hopper:" | head -10 >> "$sum"
+done
+
+for o in "${opts[@]}"; do
+  name=${o%%|*}
+  case " ${bad:-} " in *" $name "*) continue ;; esac
+  mkdir -p "$logs/prefill_$name"
+  KILN_LIBRARY=/tmp/kiln-ab-build-$name/libkiln.so KILN_CACHE_DIR=/tmp/kiln-ab-cache-$name \
+    PYTHONPATH=python PYTHONUNBUFFERED=1 timeout 75 python3 bench/reference_benchmark.py \
+    --only prefill --kiln-tiers hopper --sdpa cudnn --out "$logs/prefill_$name" \
+    > "$logs/prefill_$name.log" 2>&1
+  stamp "suite 2 $name rc=$?"
+  for f in "$logs/prefill_$name"/prefill_*.json; do
+    [ -f "$f" ] && cp "$f" "$out/prefill_$name.json"
+  done
+done
+
+python3 - "$out" "${opts[@]}" >> "$sum" 2>&1 <<'EOF'
+import json, os, sys
+out, names = sys.argv[1], [o.split("|")[0] for o in sys.argv[2:]]
+runs = {}
+for n in names:
+    p = os.path.join(out, f"prefill_{n}.json")
+    if os.path.exists(p):
+        runs[n] = {(r["D"], r["S"], r["causal"]): r["contenders"] for r in json.load(open(p))["results"]}
+keys = sorted({k for r in runs.values() for k in r if k[0] in (64, 128)})
+cols = [n for n in names if n in runs]
+print("\nTFLOP/s (hopper tier per option; cuDNN from each run, min-max)")
+print(f"{'shape':<16}" + "".join(f"{n:>9}" for n in cols) + f"{'cudnn':>14}{'err':>9}")
+for k in keys:
+    row, cud, err = [], [], 0.0
+    for n in cols:
+        c = runs[n].get(k, {})
+        h = c.get("kiln_hopper", {})
+        row.append(f"{h['tflops']:9.1f}" if "tflops" in h else f"{'n/a':>9}")
+        if "tflops" in c.get("sdpa_cudnn", {}): cud.append(c["sdpa_cudnn"]["tflops"])
+        for kk, v in h.items():
+            if kk.startswith("max_abs_diff"): err = max(err, v)
+    cs = f"{min(cud):.0f}-{max(cud):.0f}" if cud else "n/a"
+    name = f"D{k[0]} S{k[1] // 1024}k {'c' if k[2] else 'nc'}"
+    print(f"{name:<16}" + "".join(row) + f"{cs:>14}{err:9.4f}")
+EOF
+tar czf "$out/logs.tgz" -C "$logs" .
+cat "$sum"
