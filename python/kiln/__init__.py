@@ -1,7 +1,9 @@
 """kiln: fused attention forward and gated activations on the CPU, NVIDIA and AMD GPUs.
 
-A ctypes binding of include/kiln.h; nothing to compile. The library is build/libkiln.so
-(kiln.dll on Windows) beside this package's tree, or the file named by KILN_LIBRARY.
+A ctypes binding of include/kiln.h; nothing to compile. The library it loads is, in this
+order: the one installed inside this package (pip install of a kiln wheel), the file named
+by KILN_LIBRARY, build/libkiln.so (kiln.dll on Windows) beside this package's source tree.
+`python -m kiln` says which.
 
 Arrays are numpy arrays (run on the CPU backend) or torch tensors (CPU tensors on the CPU
 backend, CUDA / ROCm tensors on the GPU backend of the tensor's device, queued on
@@ -17,12 +19,10 @@ Forward only: the outputs carry no autograd history.
 import ctypes
 import json
 
-from . import _lib
+from . import _arrays, _lib
 from ._arrays import Call, context
 from ._bf16 import bf16_from_float, bf16_to_float
 from ._lib import KilnError, Status
-
-__version__ = "0.1.0"
 
 __all__ = [
     "KilnError", "Status", "attention", "attention_varlen", "attention_paged",
@@ -36,33 +36,28 @@ _BACKEND_NAMES = {v: k for k, v in _BACKENDS.items()}
 
 
 def library_version():
-    """The version string of the loaded library ("0.1.0")."""
+    """The version string of the loaded library ("0.2.0")."""
     return _lib.lib().kiln_version_string().decode()
 
 
-def _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace):
-    # Positional construction is the cheapest way to fill a ctypes structure, and every field
-    # not named here is zero: kiln_attention_params_init()'s defaults (tests check that).
-    left, right = (-1, -1) if window is None else window
-    p = _lib.AttentionParams(0.0 if scale is None else scale, 1 if causal else 0, left, right,
-                             softcap)
-    if alibi_slopes is not None:
-        p.alibi_slopes = call.view(call.floats(alibi_slopes, "alibi_slopes"), "alibi_slopes")
-    if num_splits:
-        p.num_splits = num_splits
-    if workspace is not None:
-        p.workspace, p.workspace_size = call.buffer(workspace, "workspace")
-    if call.backend != _lib.BACKEND_CPU:
-        p.stream = call.stream
-    return p
-
-
-def _ptr(t):
-    return None if t is None else ctypes.byref(t)
+def __getattr__(name):
+    # The version is the library's (CMakeLists.txt's project version, the one place it is
+    # written), read when first asked for.
+    if name == "__version__":
+        return library_version()
+    raise AttributeError(f"module 'kiln' has no attribute '{name}'")
 
 
 def _finish(out, lse, return_lse):
     return (out, lse) if return_lse else out
+
+
+def _fast():
+    """The optional C fast path (kiln/_ext), or None. It takes plain torch tensors and numpy
+    arrays with the scalar options, and returns None for anything else before calling the
+    library; the ctypes path below then makes the call as it always does."""
+    fast = _arrays._fast
+    return _arrays.fast() if fast is None else fast
 
 
 def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None,
@@ -76,6 +71,16 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None
     place. Returns out, or (out, lse) with lse fp32 [batch, heads_q, seqlen_q].
     workspace: optional caller-owned scratch (bytes from attention_workspace_size).
     """
+    fast = _fast()
+    if fast and alibi_slopes is None and workspace is None and not return_lse:
+        o = _arrays.empty_like_plain(q) if out is None else out
+        if o is not None:
+            st = _arrays._ext.attention(fast.attention, q, k, v, o, causal, window, softcap,
+                                        scale, num_splits)
+            if st is not None:
+                _lib.check(st)
+                return o
+            out = o
     call = Call(q, "q")
     tq = call.view(q, "q")
     tk = call.view(k, "k")
@@ -84,13 +89,12 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None
         out = call.empty_like(q)
     to = call.view(out, "out", writable=True)
     lse = tl = None
-    if return_lse and tq.rank == 4:
-        lse = call.empty((tq.shape[0], tq.shape[2], tq.shape[1]))
+    if return_lse and len(q.shape) == 4:
+        lse = call.empty((q.shape[0], q.shape[2], q.shape[1]))
         tl = call.view(lse, "lse", writable=True)
-    p = _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
-    lib = _lib.lib()
-    _lib.check(call.invoke(lib.kiln_attention_fwd, ctypes.byref(tq), ctypes.byref(tk),
-                           ctypes.byref(tv), ctypes.byref(to), _ptr(tl), ctypes.byref(p)))
+    p = call.params(causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
+    _lib.check(call.invoke(_lib.lib().kiln_attention_fwd, tq, tk, tv, to, tl, p,
+                           call.stream))
     return _finish(out, lse, return_lse)
 
 
@@ -104,6 +108,17 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     [batch + 1] (lists and other integer arrays are converted). Returns out
     [total_q, heads_q, d], or (out, lse) with lse fp32 [heads_q, total_q].
     """
+    fast = _fast()
+    if fast and alibi_slopes is None and workspace is None and not return_lse:
+        o = _arrays.empty_like_plain(q) if out is None else out
+        if o is not None:
+            st = _arrays._ext.attention_varlen(fast.attention_varlen, q, k, v, cu_seqlens_q,
+                                               cu_seqlens_k, max_seqlen_q, max_seqlen_k, o,
+                                               causal, window, softcap, scale, num_splits)
+            if st is not None:
+                _lib.check(st)
+                return o
+            out = o
     call = Call(q, "q")
     tq = call.view(q, "q")
     tk = call.view(k, "k")
@@ -114,15 +129,12 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
         out = call.empty_like(q)
     to = call.view(out, "out", writable=True)
     lse = tl = None
-    if return_lse and tq.rank == 3:
-        lse = call.empty((tq.shape[1], tq.shape[0]))
+    if return_lse and len(q.shape) == 3:
+        lse = call.empty((q.shape[1], q.shape[0]))
         tl = call.view(lse, "lse", writable=True)
-    p = _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
-    lib = _lib.lib()
-    _lib.check(call.invoke(
-        lib.kiln_attention_fwd_varlen, ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv),
-        ctypes.byref(tcq), ctypes.byref(tck), int(max_seqlen_q), int(max_seqlen_k),
-        ctypes.byref(to), _ptr(tl), ctypes.byref(p)))
+    p = call.params(causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
+    _lib.check(call.invoke(_lib.lib().kiln_attention_fwd_varlen, tq, tk, tv, tcq, tck,
+                           int(max_seqlen_q), int(max_seqlen_k), to, tl, p, call.stream))
     return _finish(out, lse, return_lse)
 
 
@@ -137,6 +149,18 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q
     [batch, seqlen_q, heads_q, d], lse [batch, heads_q, seqlen_q]. Batch prefill: q and out
     [total_q, heads_q, d], lse [heads_q, total_q], max_seqlen_q bounding each sequence.
     """
+    fast = _fast()
+    if fast and alibi_slopes is None and workspace is None and not return_lse:
+        o = _arrays.empty_like_plain(q) if out is None else out
+        if o is not None:
+            st = _arrays._ext.attention_paged(fast.attention_paged, q, k_cache, v_cache,
+                                              block_table, seqlens_k, cu_seqlens_q,
+                                              max_seqlen_q, o, causal, window, softcap, scale,
+                                              num_splits)
+            if st is not None:
+                _lib.check(st)
+                return o
+            out = o
     call = Call(q, "q")
     tq = call.view(q, "q")
     tk = call.view(k_cache, "k_cache")
@@ -151,18 +175,16 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q
     to = call.view(out, "out", writable=True)
     lse = tl = None
     if return_lse:
-        if tcq is None and tq.rank == 4:
-            lse = call.empty((tq.shape[0], tq.shape[2], tq.shape[1]))
-        elif tcq is not None and tq.rank == 3:
-            lse = call.empty((tq.shape[1], tq.shape[0]))
+        rank = len(q.shape)
+        if tcq is None and rank == 4:
+            lse = call.empty((q.shape[0], q.shape[2], q.shape[1]))
+        elif tcq is not None and rank == 3:
+            lse = call.empty((q.shape[1], q.shape[0]))
         if lse is not None:
             tl = call.view(lse, "lse", writable=True)
-    p = _params(call, causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
-    lib = _lib.lib()
-    _lib.check(call.invoke(
-        lib.kiln_attention_fwd_paged, ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv),
-        ctypes.byref(tbt), ctypes.byref(tsk), _ptr(tcq), int(max_seqlen_q), ctypes.byref(to),
-        _ptr(tl), ctypes.byref(p)))
+    p = call.params(causal, window, softcap, scale, alibi_slopes, num_splits, workspace)
+    _lib.check(call.invoke(_lib.lib().kiln_attention_fwd_paged, tq, tk, tv, tbt, tsk, tcq,
+                           int(max_seqlen_q), to, tl, p, call.stream))
     return _finish(out, lse, return_lse)
 
 
@@ -170,21 +192,27 @@ def attention_workspace_size(batch, rows_q, max_seqlen_q, max_seqlen_k, heads_q,
                              head_dim, num_splits=0, *, backend="cpu", device=0):
     """Bytes of split-KV workspace a call of this shape needs on backend/device (0 = none)."""
     ctx = context(_backend_code(backend), device)
+    plan = _lib.AttentionPlan(ctypes.sizeof(_lib.AttentionPlan), batch, rows_q, max_seqlen_q,
+                              max_seqlen_k, heads_q, heads_kv, head_dim, num_splits)
     n = ctypes.c_size_t()
-    _lib.check(_lib.lib().kiln_attention_workspace_size(
-        ctx, batch, rows_q, max_seqlen_q, max_seqlen_k, heads_q, heads_kv, head_dim, num_splits,
-        ctypes.byref(n)))
+    _lib.check(_lib.lib().kiln_attention_workspace_size(ctx, ctypes.byref(plan),
+                                                        ctypes.byref(n)))
     return n.value
 
 
 def _act_and_mul(act, x, out):
+    fast = _fast()
+    if fast and out is not None:
+        st = _arrays._ext.act_and_mul(fast.act_and_mul, act, x, out)
+        if st is not None:
+            _lib.check(st)
+            return out
     call = Call(x, "x")
     tx = call.view(x, "x")
     if out is None:
         out = call.empty(tuple(x.shape[:-1]) + (x.shape[-1] // 2,), like=x)
     to = call.view(out, "out", writable=True)
-    _lib.check(call.invoke(_lib.lib().kiln_act_and_mul, act, ctypes.byref(tx),
-                           ctypes.byref(to), call.stream))
+    _lib.check(call.invoke(_lib.lib().kiln_act_and_mul, act, tx, to, call.stream))
     return out
 
 
@@ -223,7 +251,7 @@ def info(backend=None, device=0):
     while True:
         buf = ctypes.create_string_buffer(cap)
         status = lib.kiln_info_json(ctx, buf, cap, ctypes.byref(needed))
-        if status == Status.WORKSPACE_TOO_SMALL and needed.value > cap:
+        if status == Status.BUFFER_TOO_SMALL and needed.value > cap:
             cap = needed.value
             continue
         _lib.check(status)
@@ -234,8 +262,9 @@ def last_dispatch():
     """What the last successful kiln call on this thread ran, as a dict (backend, target,
     tier, variant, num_splits), or None if none has run yet."""
     d = _lib.Dispatch()
+    d.struct_size = ctypes.sizeof(d)
     status = _lib.lib().kiln_last_dispatch(ctypes.byref(d))
-    if status == Status.KERNEL_NOT_FOUND:
+    if status == Status.NOTHING_RAN:
         return None
     _lib.check(status)
     return {
