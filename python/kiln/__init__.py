@@ -19,7 +19,9 @@ Forward only: the outputs carry no autograd history.
 import ctypes
 import json
 
-from . import _arrays, _lib
+import sys
+
+from . import _arrays, _lib, _torch_ops
 from ._arrays import Call, context
 from ._bf16 import bf16_from_float, bf16_to_float
 from ._lib import KilnError, Status
@@ -61,7 +63,8 @@ def _fast():
 
 
 def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None,
-              alibi_slopes=None, return_lse=False, out=None, num_splits=0, workspace=None):
+              alibi_slopes=None, return_lse=False, out=None, num_splits=0, workspace=None,
+              stream=None):
     """Fixed-length attention forward (FlashAttention's conventions).
 
     q [batch, seqlen_q, heads_q, d]; k, v [batch, seqlen_k, heads_kv, d], heads_q a multiple
@@ -70,9 +73,20 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None
     [batch, heads_q]; num_splits 0 = automatic split-KV. out (optional) is written in
     place. Returns out, or (out, lse) with lse fp32 [batch, heads_q, seqlen_q].
     workspace: optional caller-owned scratch (bytes from attention_workspace_size).
+    stream: the GPU stream to queue on (a handle, or a torch / CuPy stream); None = torch's
+    current stream (CuPy's for CuPy arrays).
     """
+    ops = _torch_ops.OPS
+    if ops is not None and ops.compiling():
+        if workspace is not None or out is not None:
+            raise KilnError(Status.UNSUPPORTED, "under torch.compile kiln.attention "
+                            "allocates its outputs: out= and workspace= are not taken")
+        left, right = (-1, -1) if window is None else window
+        r = ops.call("attention", q, k, v, bool(causal), int(left), int(right), float(softcap),
+                     scale, alibi_slopes, int(num_splits), bool(return_lse))
+        return r if return_lse else r[0]
     fast = _fast()
-    if fast and alibi_slopes is None and workspace is None and not return_lse:
+    if fast and alibi_slopes is None and workspace is None and not return_lse and stream is None:
         o = _arrays.empty_like_plain(q) if out is None else out
         if o is not None:
             st = _arrays._ext.attention(fast.attention, q, k, v, o, causal, window, softcap,
@@ -81,7 +95,12 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None
                 _lib.check(st)
                 return o
             out = o
-    call = Call(q, "q")
+    if _arrays.is_foreign(q):
+        return _arrays.foreign_call(attention, (q, k, v), dict(
+            causal=causal, window=window, softcap=softcap, scale=scale,
+            alibi_slopes=alibi_slopes, return_lse=return_lse, out=out, num_splits=num_splits,
+            workspace=workspace, stream=stream))
+    call = Call(q, "q", stream)
     tq = call.view(q, "q")
     tk = call.view(k, "k")
     tv = call.view(v, "v")
@@ -101,15 +120,25 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, *,
                      causal=False, window=(-1, -1), softcap=0.0, scale=None,
                      alibi_slopes=None, return_lse=False, out=None, num_splits=0,
-                     workspace=None):
+                     workspace=None, stream=None):
     """Variable-length attention over packed sequences.
 
     q [total_q, heads_q, d]; k, v [total_k, heads_kv, d]; cu_seqlens_q / cu_seqlens_k int32
     [batch + 1] (lists and other integer arrays are converted). Returns out
     [total_q, heads_q, d], or (out, lse) with lse fp32 [heads_q, total_q].
     """
+    ops = _torch_ops.OPS
+    if ops is not None and ops.compiling():
+        if workspace is not None or out is not None:
+            raise KilnError(Status.UNSUPPORTED, "under torch.compile kiln.attention_varlen "
+                            "allocates its outputs: out= and workspace= are not taken")
+        left, right = (-1, -1) if window is None else window
+        r = ops.call("attention_varlen", q, k, v, cu_seqlens_q, cu_seqlens_k,
+                     int(max_seqlen_q), int(max_seqlen_k), bool(causal), int(left), int(right),
+                     float(softcap), scale, alibi_slopes, int(num_splits), bool(return_lse))
+        return r if return_lse else r[0]
     fast = _fast()
-    if fast and alibi_slopes is None and workspace is None and not return_lse:
+    if fast and alibi_slopes is None and workspace is None and not return_lse and stream is None:
         o = _arrays.empty_like_plain(q) if out is None else out
         if o is not None:
             st = _arrays._ext.attention_varlen(fast.attention_varlen, q, k, v, cu_seqlens_q,
@@ -119,7 +148,13 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
                 _lib.check(st)
                 return o
             out = o
-    call = Call(q, "q")
+    if _arrays.is_foreign(q):
+        return _arrays.foreign_call(attention_varlen, (q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                                       max_seqlen_q, max_seqlen_k), dict(
+            causal=causal, window=window, softcap=softcap, scale=scale,
+            alibi_slopes=alibi_slopes, return_lse=return_lse, out=out, num_splits=num_splits,
+            workspace=workspace, stream=stream))
+    call = Call(q, "q", stream)
     tq = call.view(q, "q")
     tk = call.view(k, "k")
     tv = call.view(v, "v")
@@ -141,7 +176,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
 def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q=None,
                     max_seqlen_q=0, causal=False, window=(-1, -1), softcap=0.0, scale=None,
                     alibi_slopes=None, return_lse=False, out=None, num_splits=0,
-                    workspace=None):
+                    workspace=None, stream=None):
     """Attention over a paged KV cache: decode, or batch prefill with cu_seqlens_q.
 
     k_cache, v_cache [num_pages, page_size, heads_kv, d]; block_table int32
@@ -149,8 +184,18 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q
     [batch, seqlen_q, heads_q, d], lse [batch, heads_q, seqlen_q]. Batch prefill: q and out
     [total_q, heads_q, d], lse [heads_q, total_q], max_seqlen_q bounding each sequence.
     """
+    ops = _torch_ops.OPS
+    if ops is not None and ops.compiling():
+        if workspace is not None or out is not None:
+            raise KilnError(Status.UNSUPPORTED, "under torch.compile kiln.attention_paged "
+                            "allocates its outputs: out= and workspace= are not taken")
+        left, right = (-1, -1) if window is None else window
+        r = ops.call("attention_paged", q, k_cache, v_cache, block_table, seqlens_k,
+                     cu_seqlens_q, int(max_seqlen_q), bool(causal), int(left), int(right),
+                     float(softcap), scale, alibi_slopes, int(num_splits), bool(return_lse))
+        return r if return_lse else r[0]
     fast = _fast()
-    if fast and alibi_slopes is None and workspace is None and not return_lse:
+    if fast and alibi_slopes is None and workspace is None and not return_lse and stream is None:
         o = _arrays.empty_like_plain(q) if out is None else out
         if o is not None:
             st = _arrays._ext.attention_paged(fast.attention_paged, q, k_cache, v_cache,
@@ -161,7 +206,14 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q
                 _lib.check(st)
                 return o
             out = o
-    call = Call(q, "q")
+    if _arrays.is_foreign(q):
+        return _arrays.foreign_call(attention_paged, (q, k_cache, v_cache, block_table,
+                                                      seqlens_k), dict(
+            cu_seqlens_q=cu_seqlens_q, max_seqlen_q=max_seqlen_q, causal=causal,
+            window=window, softcap=softcap, scale=scale, alibi_slopes=alibi_slopes,
+            return_lse=return_lse, out=out, num_splits=num_splits, workspace=workspace,
+            stream=stream))
+    call = Call(q, "q", stream)
     tq = call.view(q, "q")
     tk = call.view(k_cache, "k_cache")
     tv = call.view(v_cache, "v_cache")
@@ -200,14 +252,27 @@ def attention_workspace_size(batch, rows_q, max_seqlen_q, max_seqlen_k, heads_q,
     return n.value
 
 
-def _act_and_mul(act, x, out):
+_ACT_NAMES = {_lib.ACT_SILU: "silu_and_mul", _lib.ACT_GELU: "gelu_and_mul",
+              _lib.ACT_GELU_TANH: "gelu_tanh_and_mul"}
+
+
+def _act_and_mul(act, x, out, stream):
+    ops = _torch_ops.OPS
+    if ops is not None and ops.compiling():
+        if out is not None:
+            raise KilnError(Status.UNSUPPORTED, "under torch.compile the activations allocate "
+                            "their output: out= is not taken")
+        return ops.call(_ACT_NAMES[act], x)
     fast = _fast()
-    if fast and out is not None:
+    if fast and out is not None and stream is None:
         st = _arrays._ext.act_and_mul(fast.act_and_mul, act, x, out)
         if st is not None:
             _lib.check(st)
             return out
-    call = Call(x, "x")
+    if _arrays.is_foreign(x):
+        return _arrays.foreign_call(lambda x, out, stream: _act_and_mul(act, x, out, stream),
+                                    (x,), dict(out=out, stream=stream))
+    call = Call(x, "x", stream)
     tx = call.view(x, "x")
     if out is None:
         out = call.empty(tuple(x.shape[:-1]) + (x.shape[-1] // 2,), like=x)
@@ -216,19 +281,19 @@ def _act_and_mul(act, x, out):
     return out
 
 
-def silu_and_mul(x, out=None):
+def silu_and_mul(x, out=None, *, stream=None):
     """x [..., 2d] -> out [..., d] = silu(x[..., :d]) * x[..., d:]."""
-    return _act_and_mul(_lib.ACT_SILU, x, out)
+    return _act_and_mul(_lib.ACT_SILU, x, out, stream)
 
 
-def gelu_and_mul(x, out=None):
+def gelu_and_mul(x, out=None, *, stream=None):
     """x [..., 2d] -> out [..., d] = gelu(x[..., :d]) * x[..., d:] (exact, erf)."""
-    return _act_and_mul(_lib.ACT_GELU, x, out)
+    return _act_and_mul(_lib.ACT_GELU, x, out, stream)
 
 
-def gelu_tanh_and_mul(x, out=None):
+def gelu_tanh_and_mul(x, out=None, *, stream=None):
     """x [..., 2d] -> out [..., d] = gelu_tanh(x[..., :d]) * x[..., d:]."""
-    return _act_and_mul(_lib.ACT_GELU_TANH, x, out)
+    return _act_and_mul(_lib.ACT_GELU_TANH, x, out, stream)
 
 
 def _backend_code(backend):
@@ -274,3 +339,9 @@ def last_dispatch():
         "variant": d.variant.decode("utf-8", "replace"),
         "num_splits": d.num_splits,
     }
+
+
+# PyTorch custom ops (kiln::attention, ...), when torch is already imported; otherwise on the
+# first call with a torch tensor (import torch before kiln to compile a first call).
+if "torch" in sys.modules:
+    _torch_ops.register()

@@ -9,7 +9,7 @@ import ctypes
 import sys
 import threading
 
-from . import _lib
+from . import _lib, _torch_ops
 from ._lib import KilnError, Status
 
 _TENSOR_RECORD = _lib.TENSOR_RECORD
@@ -190,9 +190,10 @@ class Call:
     arguments' records are written into."""
 
     __slots__ = ("framework", "device", "backend", "device_index", "keep", "torch", "codes",
-                 "buf", "base", "next")
+                 "buf", "base", "next", "given_stream")
 
-    def __init__(self, first, role):
+    def __init__(self, first, role, stream=None):
+        self.given_stream = _stream_handle(stream)
         self.framework = framework_of(first, role)
         self.keep = []
         records = _records
@@ -208,6 +209,8 @@ class Call:
         self.codes = _torch_dtype_codes(torch)
         if _ext is not None and _fast_torch is not torch:
             _fast_setup()
+        if _torch_ops.OPS is None:
+            _torch_ops.register()
         device = first.device
         self.device = device
         if device.type == "cpu":
@@ -230,6 +233,8 @@ class Call:
         """The caller's current stream on the tensors' device (None on the CPU)."""
         if self.backend == _lib.BACKEND_CPU:
             return None
+        if self.given_stream is not None:
+            return self.given_stream or None
         torch = self.torch
         # The private accessor returns the raw handle without building a Stream object
         # (several microseconds a call); the public path stays as the fallback.
@@ -444,3 +449,80 @@ def fast():
             _ext = _load_ext()
         _fast = Fast(lib) if _ext is not None else False
     return _fast or None
+
+
+def _stream_handle(stream):
+    """A stream given by the caller: a raw handle (int), or an object with .cuda_stream
+    (torch) or .ptr (CuPy, Numba)."""
+    if stream is None or isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr", "handle"):
+        value = getattr(stream, attr, None)
+        if isinstance(value, int):
+            return value
+    raise _invalid(f"stream must be a stream handle (int) or a torch / CuPy stream, not "
+                   f"{type(stream).__name__}")
+
+
+def is_foreign(x):
+    """A GPU array from another library (CuPy, JAX, Numba...): one that is neither a numpy
+    array nor a torch tensor but exposes __cuda_array_interface__ or DLPack."""
+    if np is not None and isinstance(x, np.ndarray):
+        return False
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return False
+    return hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack__")
+
+
+def _as_torch(torch, x):
+    if not is_foreign(x):
+        return x
+    if hasattr(x, "__cuda_array_interface__"):
+        return torch.as_tensor(x, device="cuda")  # a view: no copy
+    return torch.from_dlpack(x)
+
+
+def _back(like, t):
+    """t (a torch tensor kiln wrote) in like's library, sharing its memory."""
+    module = type(like).__module__.split(".")[0]
+    if module == "cupy":
+        import cupy
+        return cupy.asarray(t)
+    if module in ("jax", "jaxlib"):
+        import jax.dlpack
+        return jax.dlpack.from_dlpack(t)
+    if module == "numba":
+        from numba import cuda
+        return cuda.as_cuda_array(t)
+    return t
+
+
+def foreign_call(fn, args, kwargs):
+    """fn(*args, **kwargs) for arrays of another library, viewed as torch tensors (no
+    copy); the results come back in the first array's library (an out= given comes back
+    as itself). The work runs on the stream named by kwargs["stream"], else CuPy's current
+    stream for CuPy arrays, else torch's current stream."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        try:
+            import torch
+        except ImportError:
+            raise _invalid(f"{type(args[0]).__name__} arrays are taken through torch, which "
+                           "is not installed") from None
+    first = args[0]
+    stream = kwargs.get("stream")
+    if stream is None and type(first).__module__.split(".")[0] == "cupy":
+        import cupy
+        stream = cupy.cuda.get_current_stream().ptr
+    kwargs = dict(kwargs, stream=stream)
+    out_given = kwargs.get("out")
+    args = [_as_torch(torch, a) for a in args]
+    for key in ("out", "alibi_slopes", "workspace", "cu_seqlens_q"):
+        if kwargs.get(key) is not None:
+            kwargs[key] = _as_torch(torch, kwargs[key])
+    r = fn(*args, **kwargs)
+    if isinstance(r, tuple):
+        out, lse = r
+        return (out_given if out_given is not None else _back(first, out)), _back(first, lse)
+    return out_given if out_given is not None else _back(first, r)
