@@ -1,6 +1,7 @@
 """kiln: fused attention forward and gated activations on the CPU, NVIDIA and AMD GPUs.
 
-A ctypes binding of include/kiln.h; nothing to compile. The library it loads is, in this
+A ctypes binding of include/kiln.h, with an optional C module (kiln/_ext) that makes the
+plain calls in one step; nothing needs compiling. The library it loads is, in this
 order: the one installed inside this package (pip install of a kiln wheel), the file named
 by KILN_LIBRARY, build/libkiln.so (kiln.dll on Windows) beside this package's source tree.
 `python -m kiln` says which.
