@@ -16,8 +16,11 @@ if(NOT CMAKE_CROSSCOMPILING)
     set(kiln_python_env "PYTHONPATH=${PROJECT_SOURCE_DIR}/python;KILN_LIBRARY=$<TARGET_FILE:kiln>;KILN_ABI_PROBE=$<TARGET_FILE:kiln_python_abi_probe>")
     # With the C fast path where it is built (the tests then check it is the one in use),
     # and again with the ctypes path alone, which must give the same results and errors.
+    # Not built for want of Python's headers is a missing tool.
     if(TARGET kiln_python_ext)
       set(kiln_python_fast "KILN_EXPECT_FAST=1")
+    elseif(KILN_BUILD_PYTHON_EXT)
+      set(kiln_python_fast "KILN_EXPECT_FAST=missing")
     else()
       set(kiln_python_fast "KILN_EXPECT_FAST=0")
     endif()
