@@ -92,6 +92,7 @@ set_tests_properties(abi_old_layout PROPERTIES LABELS "unit" TIMEOUT ${KILN_TEST
 
 include(${CMAKE_CURRENT_LIST_DIR}/helpers/helpers.cmake OPTIONAL)
 include(${CMAKE_CURRENT_LIST_DIR}/python/tests.cmake OPTIONAL)
+include(${CMAKE_CURRENT_LIST_DIR}/packaging/tests.cmake OPTIONAL)
 if(KILN_WITH_GPU)
   include(${CMAKE_CURRENT_LIST_DIR}/gpu/tests.cmake)
 endif()

@@ -11,16 +11,51 @@
 #      cannot run), gfx1151 and sm_80 (silu_and_mul only, to keep it short): kiln.dll and
 #      kiln.exe inside, gfx942 left out.
 # KILN_PACKAGING_WORK keeps the work folder (default: a fresh temporary one, removed on
-# success); JOBS sets build parallelism. Exits non-zero on the first failure.
+# success); JOBS sets build parallelism. Exits non-zero on the first failure; 77 (skipped)
+# when a tool it needs is not installed, 1 then under KILN_TEST_STRICT=1. ctest runs it as
+# the `packaging` test.
 set -eu
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/tests/packaging"
-work=${KILN_PACKAGING_WORK:-$(mktemp -d /tmp/kiln-packaging.XXXXXX)}
 jobs=${JOBS:-2}
 python=${PYTHON:-/usr/bin/python3}
-mkdir -p "$work"
 step() { printf '\n== %s\n' "$*"; }
+
+missing_tool() {
+    if [ -n "${KILN_TEST_STRICT:-}" ] && [ "${KILN_TEST_STRICT}" != 0 ]; then
+        echo "FAIL (KILN_TEST_STRICT=1: a missing tool is a failure) packaging: $1"
+        exit 1
+    fi
+    echo "SKIP packaging: $1"
+    exit 77
+}
+# Every tool the steps below use, checked before any of them runs.
+command -v make >/dev/null || missing_tool "make not found (Debian: make)"
+[ -x "$python" ] || command -v "$python" >/dev/null ||
+    missing_tool "$python not found (Debian: python3)"
+for module in setuptools wheel build venv ensurepip numpy; do
+    "$python" -c "import $module" 2>/dev/null || missing_tool "$python cannot import $module \
+(Debian: python3-setuptools python3-wheel python3-build python3-venv python3-numpy)"
+done
+"$python" -c "import sysconfig, os, sys; \
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" ||
+    missing_tool "no Python.h for the fast path (Debian: python3-dev)"
+clang=""
+for c in clang-19 clang-20 clang-18 clang; do
+    if command -v "$c" >/dev/null; then clang=$c; break; fi
+done
+[ -n "$clang" ] || missing_tool "no clang for the gfx code objects (Debian: clang-19 lld-19)"
+command -v x86_64-w64-mingw32-gcc >/dev/null ||
+    missing_tool "x86_64-w64-mingw32-gcc not found (Debian: gcc-mingw-w64-x86-64)"
+if [ -z "${KILN_NVRTC_PATH:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' &&
+   ! ls /usr/local/cuda*/lib*/libnvrtc.so* >/dev/null 2>&1; then
+    missing_tool "NVRTC not found for the sm_80 code objects (the CUDA toolkit's \
+libnvrtc.so, or KILN_NVRTC_PATH)"
+fi
+
+work=${KILN_PACKAGING_WORK:-$(mktemp -d /tmp/kiln-packaging.XXXXXX)}
+mkdir -p "$work"
 # The package is checked as installed: nothing from the source tree may leak in.
 unset KILN_LIBRARY PYTHONPATH KILN_AOT_DIR
 
