@@ -63,6 +63,25 @@ def _fast():
     return _arrays.fast() if fast is None else fast
 
 
+def _tracing():
+    """True while torch.compile traces: kiln's calls are then its custom ops."""
+    ops = _torch_ops.OPS
+    return ops is not None and ops.compiling()
+
+
+def _as_op(name, operands, out, workspace, causal, window, softcap, scale, alibi_slopes,
+           num_splits, return_lse):
+    """The call as the custom op kiln::<name>, which allocates its outputs."""
+    if workspace is not None or out is not None:
+        raise KilnError(Status.UNSUPPORTED, f"under torch.compile kiln.{name} allocates its "
+                        "outputs: out= and workspace= are not taken")
+    left, right = (-1, -1) if window is None else window
+    r = _torch_ops.OPS.call(name, *operands, bool(causal), int(left), int(right),
+                            float(softcap), scale, alibi_slopes, int(num_splits),
+                            bool(return_lse))
+    return r if return_lse else r[0]
+
+
 def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None,
               alibi_slopes=None, return_lse=False, out=None, num_splits=0, workspace=None,
               stream=None):
@@ -77,15 +96,9 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None
     stream: the GPU stream to queue on (a handle, or a torch / CuPy stream); None = torch's
     current stream (CuPy's for CuPy arrays).
     """
-    ops = _torch_ops.OPS
-    if ops is not None and ops.compiling():
-        if workspace is not None or out is not None:
-            raise KilnError(Status.UNSUPPORTED, "under torch.compile kiln.attention "
-                            "allocates its outputs: out= and workspace= are not taken")
-        left, right = (-1, -1) if window is None else window
-        r = ops.call("attention", q, k, v, bool(causal), int(left), int(right), float(softcap),
-                     scale, alibi_slopes, int(num_splits), bool(return_lse))
-        return r if return_lse else r[0]
+    if _tracing():
+        return _as_op("attention", (q, k, v), out, workspace, causal, window, softcap, scale,
+                      alibi_slopes, num_splits, return_lse)
     fast = _fast()
     if fast and alibi_slopes is None and workspace is None and not return_lse and stream is None:
         o = _arrays.empty_like_plain(q) if out is None else out
@@ -128,16 +141,10 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     [batch + 1] (lists and other integer arrays are converted). Returns out
     [total_q, heads_q, d], or (out, lse) with lse fp32 [heads_q, total_q].
     """
-    ops = _torch_ops.OPS
-    if ops is not None and ops.compiling():
-        if workspace is not None or out is not None:
-            raise KilnError(Status.UNSUPPORTED, "under torch.compile kiln.attention_varlen "
-                            "allocates its outputs: out= and workspace= are not taken")
-        left, right = (-1, -1) if window is None else window
-        r = ops.call("attention_varlen", q, k, v, cu_seqlens_q, cu_seqlens_k,
-                     int(max_seqlen_q), int(max_seqlen_k), bool(causal), int(left), int(right),
-                     float(softcap), scale, alibi_slopes, int(num_splits), bool(return_lse))
-        return r if return_lse else r[0]
+    if _tracing():
+        operands = (q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q), int(max_seqlen_k))
+        return _as_op("attention_varlen", operands, out, workspace, causal, window, softcap,
+                      scale, alibi_slopes, num_splits, return_lse)
     fast = _fast()
     if fast and alibi_slopes is None and workspace is None and not return_lse and stream is None:
         o = _arrays.empty_like_plain(q) if out is None else out
@@ -185,16 +192,10 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q
     [batch, seqlen_q, heads_q, d], lse [batch, heads_q, seqlen_q]. Batch prefill: q and out
     [total_q, heads_q, d], lse [heads_q, total_q], max_seqlen_q bounding each sequence.
     """
-    ops = _torch_ops.OPS
-    if ops is not None and ops.compiling():
-        if workspace is not None or out is not None:
-            raise KilnError(Status.UNSUPPORTED, "under torch.compile kiln.attention_paged "
-                            "allocates its outputs: out= and workspace= are not taken")
-        left, right = (-1, -1) if window is None else window
-        r = ops.call("attention_paged", q, k_cache, v_cache, block_table, seqlens_k,
-                     cu_seqlens_q, int(max_seqlen_q), bool(causal), int(left), int(right),
-                     float(softcap), scale, alibi_slopes, int(num_splits), bool(return_lse))
-        return r if return_lse else r[0]
+    if _tracing():
+        operands = (q, k_cache, v_cache, block_table, seqlens_k, cu_seqlens_q, int(max_seqlen_q))
+        return _as_op("attention_paged", operands, out, workspace, causal, window, softcap,
+                      scale, alibi_slopes, num_splits, return_lse)
     fast = _fast()
     if fast and alibi_slopes is None and workspace is None and not return_lse and stream is None:
         o = _arrays.empty_like_plain(q) if out is None else out
@@ -258,12 +259,11 @@ _ACT_NAMES = {_lib.ACT_SILU: "silu_and_mul", _lib.ACT_GELU: "gelu_and_mul",
 
 
 def _act_and_mul(act, x, out, stream):
-    ops = _torch_ops.OPS
-    if ops is not None and ops.compiling():
+    if _tracing():
         if out is not None:
             raise KilnError(Status.UNSUPPORTED, "under torch.compile the activations allocate "
                             "their output: out= is not taken")
-        return ops.call(_ACT_NAMES[act], x)
+        return _torch_ops.OPS.call(_ACT_NAMES[act], x)
     fast = _fast()
     if fast and out is not None and stream is None:
         st = _arrays._ext.act_and_mul(fast.act_and_mul, act, x, out)

@@ -17,6 +17,7 @@ except ImportError:
 import kiln
 import missing
 from kiln import _torch_ops
+from test_torch import _cuda_ready
 
 
 def setUpModule():
@@ -35,16 +36,7 @@ def _ops_missing():
 
 
 def _gpu_missing():
-    why = _ops_missing()
-    if why:
-        return why
-    if not torch.cuda.is_available():
-        return "no CUDA GPU visible to torch"
-    try:
-        kiln.info("hip" if torch.version.hip else "cuda", torch.cuda.current_device())
-    except kiln.KilnError as exc:
-        return f"kiln's GPU backend cannot start here: {exc}"
-    return None
+    return _ops_missing() or _cuda_ready()
 
 
 def _reference(q, k, v, causal):
