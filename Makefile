@@ -4,7 +4,7 @@ PRESET ?= default
 BUILD  ?= build
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build run test asan windows clean
+.PHONY: all build run test asan windows wheel wheel-windows clean
 
 all: build
 
@@ -29,5 +29,17 @@ asan:
 windows:
 	JOBS=$(JOBS) tests/windows/run-wine.sh
 
+# dist/kiln-<version>-py3-none-<platform>.whl (GPU_ARCHS="gfx1151;gfx1201" adds code
+# objects); works offline with Debian's python3-setuptools, python3-wheel, python3-build.
+DIST ?= dist
+PYTHON ?= python3
+wheel:
+	MAX_JOBS=$(JOBS) $(PYTHON) -m build --wheel --no-isolation --outdir $(DIST) .
+
+# The same for Windows (win_amd64), cross-built with MinGW-w64.
+wheel-windows:
+	KILN_WHEEL_PLATFORM=win_amd64 MAX_JOBS=$(JOBS) $(PYTHON) -m build --wheel --no-isolation \
+		--outdir $(DIST) .
+
 clean:
-	rm -rf build build-asan build-windows-mingw
+	rm -rf build build-asan build-windows-mingw build-wheel build-wheel-win_amd64 dist

@@ -44,25 +44,27 @@ typedef struct {
     kiln_context *ctx;
     kiln_tensor q, k, v, out, x, xo, table, lens;
     kiln_attention_params prm;
+    void *stream; /* the default stream */
 } bench_data;
 
 static kiln_status call_fixed(void *user)
 {
     bench_data *d = user;
-    return kiln_attention_fwd(d->ctx, &d->q, &d->k, &d->v, &d->out, NULL, &d->prm);
+    return kiln_attention_fwd(d->ctx, &d->q, &d->k, &d->v, &d->out, NULL, &d->prm,
+                              d->stream);
 }
 
 static kiln_status call_paged(void *user)
 {
     bench_data *d = user;
     return kiln_attention_fwd_paged(d->ctx, &d->q, &d->k, &d->v, &d->table, &d->lens, NULL, 0,
-                                    &d->out, NULL, &d->prm);
+                                    &d->out, NULL, &d->prm, d->stream);
 }
 
 static kiln_status call_silu(void *user)
 {
     bench_data *d = user;
-    return kiln_silu_and_mul(d->ctx, &d->x, &d->xo, d->prm.stream);
+    return kiln_silu_and_mul(d->ctx, &d->x, &d->xo, d->stream);
 }
 
 static int measure(bench_data *d, call_fn fn, int calls, int rounds, bench_case *c)
@@ -90,6 +92,7 @@ static int measure(bench_data *d, call_fn fn, int calls, int rounds, bench_case 
     c->median_us = per[rounds / 2];
     c->best_us = per[0];
     free(per);
+    kiln_dispatch_init(&rep);
     if (kiln_last_dispatch(&rep) == KILN_OK) {
         c->splits = rep.num_splits;
         snprintf(c->variant, sizeof c->variant, "%s", rep.variant);

@@ -88,11 +88,12 @@ static double attention_ms(kiln_backend backend, kiln_context *ctx, char *varian
         kiln_tensor_contiguous(&to, o, KILN_BF16, 4, shape);
         /* Context start-up and the copies are not part of the call's stall. */
         uint64_t t0 = kiln_time_ns();
-        kiln_status st = kiln_attention_fwd(c, &tq, &tk, &tv, &to, NULL, NULL);
+        kiln_status st = kiln_attention_fwd(c, &tq, &tk, &tv, &to, NULL, NULL, NULL);
         if (st == KILN_OK) st = kiln_ctx_synchronize(c, NULL);
         ms = st == KILN_OK ? ms_since(t0) : -1;
         if (st != KILN_OK) fprintf(stderr, "attention: %s\n", kiln_last_error());
         kiln_dispatch d;
+        kiln_dispatch_init(&d);
         if (st == KILN_OK && kiln_last_dispatch(&d) == KILN_OK)
             snprintf(variant, cap, "%s", d.variant);
     }

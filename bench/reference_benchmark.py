@@ -193,7 +193,7 @@ class _Env:
     def __enter__(self):
         self.old = os.environ.get(self.name)
         os.environ[self.name] = self.value
-        kiln._arrays._contexts.clear()
+        kiln._arrays.forget_contexts()
         return self
 
     def __exit__(self, *exc):
@@ -201,7 +201,7 @@ class _Env:
             os.environ.pop(self.name, None)
         else:
             os.environ[self.name] = self.old
-        kiln._arrays._contexts.clear()
+        kiln._arrays.forget_contexts()
         return False
 
 

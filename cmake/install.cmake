@@ -10,7 +10,8 @@ install(TARGETS ${KILN_INSTALL_TARGETS} EXPORT kilnTargets
 if(TARGET kiln_tool)
   install(TARGETS kiln_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-install(FILES include/kiln.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/kiln.h ${PROJECT_BINARY_DIR}/include/kiln_version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 install(EXPORT kilnTargets NAMESPACE kiln:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/kiln)
 file(WRITE ${PROJECT_BINARY_DIR}/kilnConfig.cmake.in [=[

@@ -92,6 +92,7 @@ static void run(tc_env *env, const act_case *a) {
         for (int32_t l = 0; l < out.dev.rank; l++) elems *= out.dev.shape[l];
         if (elems == 0) { /* nothing to compute: a no-op, reported as such */
             kiln_dispatch d;
+            kiln_dispatch_init(&d);
             CHECK_OK(kiln_last_dispatch(&d));
             CHECK_STR_EQ(d.variant, "none");
         } else {

@@ -8,7 +8,7 @@
 /* An empty view of shape with every stride 0 and no data, as numpy hands them over. */
 static kiln_tensor empty_view(kiln_dtype dt, int32_t rank, const int64_t *shape) {
     kiln_tensor t;
-    memset(&t, 0, sizeof t);
+    kiln_tensor_init(&t);
     t.dtype = dt;
     t.rank = rank;
     for (int32_t i = 0; i < rank; i++) t.shape[i] = shape[i];
@@ -21,6 +21,7 @@ static void expect_noop(tc_env *env, kiln_status st, tc_tensor *keep, const char
     CHECK_OK(st);
     if (st != KILN_OK) fprintf(stderr, "  %s\n", kiln_last_error());
     kiln_dispatch d;
+    kiln_dispatch_init(&d);
     CHECK_OK(kiln_last_dispatch(&d));
     CHECK_EQ(d.backend, env->backend);
     CHECK_STR_EQ(d.variant, "none");
@@ -44,7 +45,7 @@ static void body(tc_env *env) {
         int64_t s[4] = {0, 5, 4, 64}, l[3] = {0, 4, 5};
         kiln_tensor q = empty_view(dt, 4, s), k = q, v = q, o = q;
         kiln_tensor lse = empty_view(KILN_F32, 3, l);
-        expect_noop(env, kiln_attention_fwd(ctx, &q, &k, &v, &o, &lse, &prm), NULL,
+        expect_noop(env, kiln_attention_fwd(ctx, &q, &k, &v, &o, &lse, &prm, NULL), NULL,
                     "fixed, batch 0");
     }
     /* fixed: 0 query rows over real keys; out and lse empty too */
@@ -55,12 +56,12 @@ static void body(tc_env *env) {
         tc_tensor_make(&v, ctx, dt, 4, sk, NULL, 0);
         tc_upload(&k), tc_upload(&v);
         kiln_tensor q = empty_view(dt, 4, sq), o = q, lse = empty_view(KILN_F32, 3, l);
-        expect_noop(env, kiln_attention_fwd(ctx, &q, &k.dev, &v.dev, &o, &lse, &prm), NULL,
-                    "fixed, seqlen_q 0");
+        expect_noop(env, kiln_attention_fwd(ctx, &q, &k.dev, &v.dev, &o, &lse, &prm, NULL),
+                    NULL, "fixed, seqlen_q 0");
         /* and 0 heads */
         int64_t sh[4] = {2, 3, 0, 64};
         kiln_tensor qh = empty_view(dt, 4, sh), oh = qh;
-        expect_noop(env, kiln_attention_fwd(ctx, &qh, &k.dev, &v.dev, &oh, NULL, NULL), NULL,
+        expect_noop(env, kiln_attention_fwd(ctx, &qh, &k.dev, &v.dev, &oh, NULL, NULL, NULL), NULL,
                     "fixed, 0 query heads");
         tc_tensor_free(&k), tc_tensor_free(&v);
     }
@@ -78,7 +79,7 @@ static void body(tc_env *env) {
         tc_upload(&k), tc_upload(&v), tc_upload(&cuq), tc_upload(&cuk);
         kiln_tensor q = empty_view(dt, 3, sq), o = q, lse = empty_view(KILN_F32, 2, l);
         expect_noop(env, kiln_attention_fwd_varlen(ctx, &q, &k.dev, &v.dev, &cuq.dev, &cuk.dev,
-                                                   0, 4, &o, &lse, &prm),
+                                                   0, 4, &o, &lse, &prm, NULL),
                     NULL, "varlen, total_q 0");
         tc_tensor_free(&k), tc_tensor_free(&v), tc_tensor_free(&cuq), tc_tensor_free(&cuk);
     }
@@ -92,7 +93,7 @@ static void body(tc_env *env) {
         kiln_tensor q = empty_view(dt, 4, sq), o = q;
         kiln_tensor bt = empty_view(KILN_I32, 2, bts), sl = empty_view(KILN_I32, 1, &nb);
         expect_noop(env, kiln_attention_fwd_paged(ctx, &q, &k.dev, &v.dev, &bt, &sl, NULL, 0,
-                                                  &o, NULL, &prm),
+                                                  &o, NULL, &prm, NULL),
                     NULL, "paged decode, batch 0");
 
         int64_t two = 2, three = 3, bt2[2] = {2, 2}, pq[3] = {0, 4, 64};
@@ -107,7 +108,8 @@ static void body(tc_env *env) {
         tc_upload(&tbl), tc_upload(&lens), tc_upload(&cuq);
         kiln_tensor pqv = empty_view(dt, 3, pq), po = pqv;
         expect_noop(env, kiln_attention_fwd_paged(ctx, &pqv, &k.dev, &v.dev, &tbl.dev,
-                                                  &lens.dev, &cuq.dev, 0, &po, NULL, &prm),
+                                                  &lens.dev, &cuq.dev, 0, &po, NULL, &prm,
+                                                  NULL),
                     NULL, "paged prefill, total_q 0");
         tc_tensor_free(&tbl), tc_tensor_free(&lens), tc_tensor_free(&cuq);
         tc_tensor_free(&k), tc_tensor_free(&v);

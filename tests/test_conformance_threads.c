@@ -28,12 +28,13 @@ static void worker(void *arg) {
     j->st_attn = j->st_act = KILN_OK;
     for (int r = 0; r < REPEATS; r++) {
         kiln_status s = kiln_attention_fwd(j->ctx, &j->q.dev, &j->k.dev, &j->v.dev, &j->out.dev,
-                                           &j->lse.dev, &prm);
+                                           &j->lse.dev, &prm, NULL);
         if (s != KILN_OK) j->st_attn = s;
         s = kiln_silu_and_mul(j->ctx, &j->x.dev, &j->y.dev, NULL);
         if (s != KILN_OK) j->st_act = s;
     }
     /* The last call on this thread was the activation. */
+    kiln_dispatch_init(&j->last);
     j->st_last = kiln_last_dispatch(&j->last);
     j->st_sync = kiln_ctx_synchronize(j->ctx, NULL);
 }

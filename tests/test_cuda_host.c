@@ -63,7 +63,10 @@ static void unmake(problem *p)
     kiln_ctx_free(p->ctx, p->out.data);
 }
 
-static kiln_status run(problem *p) { return kiln_attention_fwd(p->ctx, &p->q, &p->k, &p->v, &p->out, NULL, &p->prm); }
+static kiln_status run(problem *p)
+{
+    return kiln_attention_fwd(p->ctx, &p->q, &p->k, &p->v, &p->out, NULL, &p->prm, NULL);
+}
 
 typedef struct {
     problem *loaded;
@@ -125,6 +128,7 @@ static void test_host_path(void)
     get_current(&now);
     CHECK(now == NULL);
     kiln_dispatch d;
+    kiln_dispatch_init(&d);
     CHECK_OK(kiln_last_dispatch(&d));
     CHECK_EQ(d.backend, KILN_BACKEND_CUDA);
     CHECK_STR_EQ(d.target, "sm_90");

@@ -41,6 +41,23 @@ static void tensor(fixture *f, kiln_tensor *t, kiln_dtype dt, int32_t rank, int6
     kiln_tensor_contiguous(t, region(f, (size_t)n * kiln_dtype_size(dt)), dt, rank, shape);
 }
 
+/* A workspace query's bounds (one at a time: the tests run on one thread). */
+static const kiln_attention_plan *plan(int64_t batch, int64_t rows_q, int64_t max_seqlen_q,
+                                       int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv,
+                                       int64_t head_dim, int32_t num_splits) {
+    static kiln_attention_plan p;
+    kiln_attention_plan_init(&p);
+    p.batch = batch;
+    p.rows_q = rows_q;
+    p.max_seqlen_q = max_seqlen_q;
+    p.max_seqlen_k = max_seqlen_k;
+    p.heads_q = heads_q;
+    p.heads_kv = heads_kv;
+    p.head_dim = head_dim;
+    p.num_splits = num_splits;
+    return &p;
+}
+
 static void fill_inputs(kiln_tensor *t) {
     int64_t n = 1;
     for (int32_t i = 0; i < t->rank; i++) n *= t->shape[i];
@@ -131,16 +148,16 @@ static void paged_decode(fixture *f) { paged(f, 0); }
 static void paged_prefill(fixture *f) { paged(f, 1); }
 
 static kiln_status run_fixed(fixture *f) {
-    return kiln_attention_fwd(f->ctx, &f->q, &f->k, &f->v, &f->out, &f->lse, &f->prm);
+    return kiln_attention_fwd(f->ctx, &f->q, &f->k, &f->v, &f->out, &f->lse, &f->prm, NULL);
 }
 static kiln_status run_varlen(fixture *f) {
     return kiln_attention_fwd_varlen(f->ctx, &f->q, &f->k, &f->v, &f->cu_q, &f->cu_k, f->max_q,
-                                      f->max_k, &f->out, &f->lse, &f->prm);
+                                      f->max_k, &f->out, &f->lse, &f->prm, NULL);
 }
 static kiln_status run_paged(fixture *f) {
     return kiln_attention_fwd_paged(f->ctx, &f->q, &f->k, &f->v, &f->block_table, &f->seqlens_k,
                                     f->cu_q.data ? &f->cu_q : NULL, f->max_q, &f->out, &f->lse,
-                                    &f->prm);
+                                    &f->prm, NULL);
 }
 static kiln_status run_act(fixture *f) {
     return kiln_act_and_mul(f->ctx, KILN_ACT_SILU, &f->x, &f->y, NULL);
@@ -232,8 +249,8 @@ static void misc(void) {
 static void dispatch_and_contexts(void) {
     kiln_dispatch d;
     check_case("kiln_last_dispatch before any op");
-    memset(&d, SENTINEL, sizeof d);
-    CHECK_STATUS(kiln_last_dispatch(&d), KILN_KERNEL_NOT_FOUND);
+    kiln_dispatch_init(&d);
+    CHECK_STATUS(kiln_last_dispatch(&d), KILN_NOTHING_RAN);
     CHECK_STATUS(kiln_last_dispatch(NULL), KILN_INVALID_ARGUMENT);
 
     check_case("kiln_context_create");
@@ -277,7 +294,7 @@ static void info_json(kiln_context *ctx) {
     char buf[8];
     size_t needed = 0;
     memset(buf, SENTINEL, sizeof buf);
-    CHECK_STATUS(kiln_info_json(ctx, buf, sizeof buf, &needed), KILN_WORKSPACE_TOO_SMALL);
+    CHECK_STATUS(kiln_info_json(ctx, buf, sizeof buf, &needed), KILN_BUFFER_TOO_SMALL);
     CHECK_GT(needed, sizeof buf);
     CHECK_EQ(buf[sizeof buf - 1], '\0');
     check_note_ran();
@@ -471,10 +488,12 @@ static void common_attention(fixture *f, void (*setup)(fixture *), kiln_status (
     check_case("%s: workspace", mode);
     setup(f);
     size_t need = 0;
-    CHECK_OK(kiln_attention_workspace_size(f->ctx, batch,
-                                           f->q.rank == 4 ? f->q.shape[0] * f->q.shape[1]
-                                                          : f->q.shape[0],
-                                           f->max_q ? f->max_q : f->q.shape[1], f->max_k, 4, 2, 8, 2,
+    CHECK_OK(kiln_attention_workspace_size(f->ctx,
+                                           plan(batch,
+                                                f->q.rank == 4 ? f->q.shape[0] * f->q.shape[1]
+                                                               : f->q.shape[0],
+                                                f->max_q ? f->max_q : f->q.shape[1], f->max_k,
+                                                4, 2, 8, 2),
                                            &need));
     /* kiln.h: an explicit split count always sizes a workspace. */
     CHECK(need > 0);
@@ -526,11 +545,11 @@ static void varlen_errors(fixture *f) {
     EXPECT_ERROR(f, run_varlen(f), KILN_INVALID_ARGUMENT, "cu_seqlens_q");
     varlen(f);
     EXPECT_ERROR(f, kiln_attention_fwd_varlen(f->ctx, &f->q, &f->k, &f->v, NULL, &f->cu_k, 4, 5,
-                                              &f->out, &f->lse, &f->prm),
+                                              &f->out, &f->lse, &f->prm, NULL),
                  KILN_INVALID_ARGUMENT, "cu_seqlens_q");
     varlen(f);
     EXPECT_ERROR(f, kiln_attention_fwd_varlen(f->ctx, &f->q, &f->k, &f->v, &f->cu_q, NULL, 4, 5,
-                                              &f->out, &f->lse, &f->prm),
+                                              &f->out, &f->lse, &f->prm, NULL),
                  KILN_INVALID_ARGUMENT, "cu_seqlens_k");
     varlen(f);
     f->max_k = -1;
@@ -592,12 +611,12 @@ static void paged_errors(fixture *f) {
         paged(f, prefill);
         EXPECT_ERROR(f, kiln_attention_fwd_paged(f->ctx, &f->q, &f->k, &f->v, NULL, &f->seqlens_k,
                                                  prefill ? &f->cu_q : NULL, f->max_q, &f->out,
-                                                 &f->lse, &f->prm),
+                                                 &f->lse, &f->prm, NULL),
                      KILN_INVALID_ARGUMENT, "block_table");
         paged(f, prefill);
         EXPECT_ERROR(f, kiln_attention_fwd_paged(f->ctx, &f->q, &f->k, &f->v, &f->block_table,
                                                  NULL, prefill ? &f->cu_q : NULL, f->max_q,
-                                                 &f->out, &f->lse, &f->prm),
+                                                 &f->out, &f->lse, &f->prm, NULL),
                      KILN_INVALID_ARGUMENT, "seqlens_k");
         if (prefill) {
             static const int32_t bad_cq[][3] = {{0, 2, 4}, {1, 2, 3}, {0, 3, 2}};
@@ -630,26 +649,28 @@ static void paged_errors(fixture *f) {
 static void workspace_size_errors(kiln_context *ctx) {
     size_t bytes = 12345;
     check_case("kiln_attention_workspace_size");
-    CHECK_STATUS(kiln_attention_workspace_size(NULL, 1, 1, 1, 64, 4, 2, 64, 2, &bytes),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, NULL, &bytes), KILN_INVALID_ARGUMENT);
+    CHECK(names_one_of(kiln_last_error(), "plan"));
+    CHECK_STATUS(kiln_attention_workspace_size(NULL, plan(1, 1, 1, 64, 4, 2, 64, 2), &bytes),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "ctx"));
-    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 2, 64, 2, NULL),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, plan(1, 1, 1, 64, 4, 2, 64, 2), NULL),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "bytes"));
-    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 2, 64, -1, &bytes),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, plan(1, 1, 1, 64, 4, 2, 64, -1), &bytes),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "num_splits"));
-    CHECK_STATUS(kiln_attention_workspace_size(ctx, -1, 1, 1, 64, 4, 2, 64, 2, &bytes),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, plan(-1, 1, 1, 64, 4, 2, 64, 2), &bytes),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "batch"));
-    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, -64, 4, 2, 64, 2, &bytes),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, plan(1, 1, 1, -64, 4, 2, 64, 2), &bytes),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "max_seqlen_k"));
-    CHECK_STATUS(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 3, 64, 2, &bytes),
+    CHECK_STATUS(kiln_attention_workspace_size(ctx, plan(1, 1, 1, 64, 4, 3, 64, 2), &bytes),
                  KILN_INVALID_ARGUMENT);
     CHECK(names_one_of(kiln_last_error(), "heads_kv"));
     CHECK_EQ(bytes, 12345);
-    CHECK_OK(kiln_attention_workspace_size(ctx, 1, 1, 1, 64, 4, 2, 64, 1, &bytes));
+    CHECK_OK(kiln_attention_workspace_size(ctx, plan(1, 1, 1, 64, 4, 2, 64, 1), &bytes));
     CHECK_EQ(bytes, 0);
     check_note_ran();
 }
@@ -795,10 +816,10 @@ int main(void) {
     f.v.shape[1] = 4;
     EXPECT_ERROR(&f, run_fixed(&f), KILN_INVALID_ARGUMENT, "v");
     fixed(&f);
-    EXPECT_ERROR(&f, kiln_attention_fwd(f.ctx, NULL, &f.k, &f.v, &f.out, NULL, NULL),
+    EXPECT_ERROR(&f, kiln_attention_fwd(f.ctx, NULL, &f.k, &f.v, &f.out, NULL, NULL, NULL),
                  KILN_INVALID_ARGUMENT, "q");
     fixed(&f);
-    EXPECT_ERROR(&f, kiln_attention_fwd(f.ctx, &f.q, &f.k, &f.v, NULL, NULL, NULL),
+    EXPECT_ERROR(&f, kiln_attention_fwd(f.ctx, &f.q, &f.k, &f.v, NULL, NULL, NULL, NULL),
                  KILN_INVALID_ARGUMENT, "out");
 
     varlen(&f);

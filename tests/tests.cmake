@@ -19,7 +19,7 @@ foreach(src ${KILN_TEST_SOURCES})
   get_filename_component(name ${src} NAME_WE)
   add_executable(${name} ${src})
   target_include_directories(${name} PRIVATE
-    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core
+    ${KILN_PUBLIC_INCLUDES} ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core
     ${CMAKE_CURRENT_LIST_DIR})
   target_compile_options(${name} PRIVATE ${KILN_WARNINGS})
   if(MINGW)
@@ -51,7 +51,7 @@ foreach(src ${KILN_FUZZ_SOURCES})
   get_filename_component(name ${src} NAME_WE)
   add_executable(${name} ${src})
   target_include_directories(${name} PRIVATE
-    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core
+    ${KILN_PUBLIC_INCLUDES} ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core
     ${CMAKE_CURRENT_LIST_DIR})
   target_compile_options(${name} PRIVATE ${KILN_WARNINGS})
   if(MINGW)
@@ -69,8 +69,30 @@ foreach(src ${KILN_FUZZ_SOURCES})
     LABELS "fuzz")
 endforeach()
 
+# A program built against kiln 0.1's structure layouts (kept in the test) running against
+# today's library: the shared one, as such a program would, where the platform allows
+# (Windows links the static library, which needs no DLL beside the test under Wine). It
+# takes the assertion tally's source rather than the testing library, which would bring the
+# static library in.
+add_executable(test_abi_old_layout ${CMAKE_CURRENT_LIST_DIR}/abi/old_layout.c
+  ${PROJECT_SOURCE_DIR}/src/testing/test_check.c)
+target_include_directories(test_abi_old_layout PRIVATE ${KILN_PUBLIC_INCLUDES}
+  ${PROJECT_SOURCE_DIR}/src/testing)
+target_compile_options(test_abi_old_layout PRIVATE ${KILN_WARNINGS})
+if(WIN32)
+  target_compile_definitions(test_abi_old_layout PRIVATE __USE_MINGW_ANSI_STDIO=1)
+  target_link_libraries(test_abi_old_layout PRIVATE kiln_static)
+else()
+  target_link_libraries(test_abi_old_layout PRIVATE kiln)
+endif()
+set_target_properties(test_abi_old_layout PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+  ${PROJECT_BINARY_DIR}/tests)
+add_test(NAME abi_old_layout COMMAND test_abi_old_layout)
+set_tests_properties(abi_old_layout PROPERTIES LABELS "unit" TIMEOUT ${KILN_TEST_TIMEOUT})
+
 include(${CMAKE_CURRENT_LIST_DIR}/helpers/helpers.cmake OPTIONAL)
 include(${CMAKE_CURRENT_LIST_DIR}/python/tests.cmake OPTIONAL)
+include(${CMAKE_CURRENT_LIST_DIR}/packaging/tests.cmake OPTIONAL)
 if(KILN_WITH_GPU)
   include(${CMAKE_CURRENT_LIST_DIR}/gpu/tests.cmake)
 endif()

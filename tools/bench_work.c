@@ -67,7 +67,7 @@ kiln_status bench_item_call(kiln_context *ctx, const bench_shape *shape, bench_i
     kiln_attention_params_init(&prm);
     prm.causal = shape->causal;
     return kiln_attention_fwd(ctx, &it->tin[0], &it->tin[1], &it->tin[2], &it->tout, NULL,
-                              &prm);
+                              &prm, NULL);
 }
 
 static double max_abs_diff(kiln_dtype dt, const void *got, int64_t got_off, const double *want,
@@ -85,7 +85,10 @@ static int verify_attention(const bench_shape *shape, bench_item *it) {
     const int64_t Hk = shape->kv_heads, rows = S < VERIFY_ROWS ? S : VERIFY_ROWS;
     /* Views of head 0 of batch 0: the last `rows` queries against every key. Bottom-right
      * alignment makes this slice's causal mask the same as in the full problem. */
-    kiln_tensor q = {0}, k = {0}, v = {0};
+    kiln_tensor q, k, v;
+    kiln_tensor_init(&q);
+    kiln_tensor_init(&k);
+    kiln_tensor_init(&v);
     const int64_t qs[4] = {S * H * D, H * D, D, 1}, ks[4] = {S * Hk * D, Hk * D, D, 1};
     const int64_t qsh[4] = {1, rows, 1, D}, ksh[4] = {1, S, 1, D};
     q.data = (char *)it->in[0].host + (size_t)((S - rows) * H * D) * kiln_dtype_size(it->dtype);

@@ -225,20 +225,23 @@ static void run_attention(kiln_context *ctx, const attn_spec *s, kiln_dtype dt, 
     switch (s->mode) {
     case KILN_MODE_FIXED:
         st = kiln_attention_fwd(ctx, &dev[A_Q], &dev[A_K], &dev[A_V], &dev[A_OUT], &dev[A_LSE],
-                                &prm);
+                                &prm, NULL);
         break;
     case KILN_MODE_VARLEN:
         st = kiln_attention_fwd_varlen(ctx, &dev[A_Q], &dev[A_K], &dev[A_V], &dev[A_CUQ],
                                        &dev[A_CUK], max_q, max_k, &dev[A_OUT], &dev[A_LSE],
-                                       &prm);
+                                       &prm, NULL);
         break;
     case KILN_MODE_PAGED:
         st = kiln_attention_fwd_paged(ctx, &dev[A_Q], &dev[A_K], &dev[A_V], &dev[A_BT],
                                       &dev[A_SEQK], packed_q ? &dev[A_CUQ] : NULL, max_q,
-                                      &dev[A_OUT], &dev[A_LSE], &prm);
+                                      &dev[A_OUT], &dev[A_LSE], &prm, NULL);
         break;
     }
-    if (st == KILN_OK) kiln_last_dispatch(&row->ran);
+    if (st == KILN_OK) {
+        kiln_dispatch_init(&row->ran);
+        kiln_last_dispatch(&row->ran);
+    }
     if (st != KILN_OK || (st = kiln_ctx_synchronize(ctx, NULL)) != KILN_OK) {
         fail_row(row, "the call", st);
         arrays_free(&c);
@@ -305,7 +308,10 @@ static void run_activation(kiln_context *ctx, kiln_activation act, kiln_dtype dt
     kiln_status st = KILN_DEVICE_ERROR;
     if (!tool_array_upload(ctx, &x) && !tool_array_upload(ctx, &out)) {
         st = kiln_act_and_mul(ctx, act, &tx, &to, NULL);
-        if (st == KILN_OK) kiln_last_dispatch(&row->ran);
+        if (st == KILN_OK) {
+            kiln_dispatch_init(&row->ran);
+            kiln_last_dispatch(&row->ran);
+        }
         if (st == KILN_OK) st = kiln_ctx_synchronize(ctx, NULL);
         if (st == KILN_OK && tool_array_download(ctx, &out)) st = KILN_DEVICE_ERROR;
     }

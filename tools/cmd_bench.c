@@ -76,8 +76,8 @@ static int run_items(kiln_context *ctx, const bench_shape *shape, bench_item *it
     for (int i = 0; i < n; i++) {
         double per_call = 0.0;
         if (warm_up(ctx, shape, &items[i], warmup, &per_call)) return -1;
-        if (kiln_last_dispatch(&items[i].ran) != KILN_OK) memset(&items[i].ran, 0,
-                                                                 sizeof items[i].ran);
+        kiln_dispatch_init(&items[i].ran);
+        if (kiln_last_dispatch(&items[i].ran) != KILN_OK) kiln_dispatch_init(&items[i].ran);
         int64_t want = iters;
         if (want <= 0) {
             want = per_call > 0.0 ? (int64_t)(AUTO_SECONDS * 1e6 / per_call) : AUTO_MAX_ITERS;

@@ -18,7 +18,7 @@ char *tool_info_json(void) {
         kiln_status st = kiln_info_json(NULL, buf, cap, &needed);
         if (st == KILN_OK) return buf;
         free(buf);
-        if (st != KILN_WORKSPACE_TOO_SMALL || needed <= cap) {
+        if (st != KILN_BUFFER_TOO_SMALL || needed <= cap) {
             fprintf(stderr, "kiln: kiln_info_json failed: %s: %s\n", kiln_status_string(st),
                     kiln_last_error());
             return NULL;

@@ -7,6 +7,7 @@ sizes and offsets against the C compiler's view of the header.
 import ctypes
 import enum
 import os
+import struct
 import sys
 import threading
 
@@ -44,6 +45,9 @@ class Status(enum.IntEnum):
     IO_ERROR = 8
     WORKSPACE_TOO_SMALL = 9
     INTERNAL = 10
+    BUFFER_TOO_SMALL = 11
+    NOTHING_RAN = 12
+    ABI_MISMATCH = 13
 
 
 class KilnError(RuntimeError):
@@ -70,6 +74,7 @@ class KilnError(RuntimeError):
 
 class Tensor(ctypes.Structure):
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("data", ctypes.c_void_p),
         ("dtype", ctypes.c_int),
         ("rank", ctypes.c_int32),
@@ -80,6 +85,7 @@ class Tensor(ctypes.Structure):
 
 class AttentionParams(ctypes.Structure):
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("softmax_scale", ctypes.c_float),
         ("causal", ctypes.c_int32),
         ("window_left", ctypes.c_int32),
@@ -89,18 +95,49 @@ class AttentionParams(ctypes.Structure):
         ("num_splits", ctypes.c_int32),
         ("workspace", ctypes.c_void_p),
         ("workspace_size", ctypes.c_size_t),
-        ("stream", ctypes.c_void_p),
+    ]
+
+
+class AttentionPlan(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("batch", ctypes.c_int64),
+        ("rows_q", ctypes.c_int64),
+        ("max_seqlen_q", ctypes.c_int64),
+        ("max_seqlen_k", ctypes.c_int64),
+        ("heads_q", ctypes.c_int64),
+        ("heads_kv", ctypes.c_int64),
+        ("head_dim", ctypes.c_int64),
+        ("num_splits", ctypes.c_int32),
     ]
 
 
 class Dispatch(ctypes.Structure):
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("backend", ctypes.c_int),
         ("target", ctypes.c_char * 32),
         ("tier", ctypes.c_char * 16),
         ("variant", ctypes.c_char * 128),
         ("num_splits", ctypes.c_int32),
+        ("reserved", ctypes.c_uint8 * 64),
     ]
+
+
+TENSOR_SIZE = ctypes.sizeof(Tensor)
+PARAMS_SIZE = ctypes.sizeof(AttentionParams)
+
+# The hot path writes kiln_tensor and kiln_attention_params records with struct.pack_into
+# into a reused buffer rather than building ctypes objects ('@': the C compiler's alignment,
+# checked against the ctypes mirror below). TENSOR_RECORD[rank] fills shape and stride
+# entries past rank with zeros.
+TENSOR_RECORD = [None] + [
+    struct.Struct("@QPii%dq%dx%dq%dx" % (r, 8 * (MAX_RANK - r), r, 8 * (MAX_RANK - r)))
+    for r in range(1, MAX_RANK + 1)]
+PARAMS_RECORD = struct.Struct("@Qfiiif" "QPii4q4q" "iPN")
+assert all(s.size == TENSOR_SIZE for s in TENSOR_RECORD[1:])
+assert PARAMS_RECORD.size == PARAMS_SIZE
+assert AttentionParams.alibi_slopes.offset == struct.calcsize("@Qfiiif0Q")
 
 
 _P = ctypes.POINTER
@@ -119,6 +156,7 @@ _SIGNATURES = [
     ("kiln_last_error", ctypes.c_char_p, []),
     ("kiln_dtype_size", ctypes.c_size_t, [_c_int]),
     ("kiln_dtype_name", ctypes.c_char_p, [_c_int]),
+    ("kiln_tensor_init", None, [_P(Tensor)]),
     ("kiln_context_create", _c_int, [_c_int, _c_int, _P(_c_void_p)]),
     ("kiln_context_free", None, [_c_void_p]),
     ("kiln_context_backend", _c_int, [_c_void_p]),
@@ -126,17 +164,16 @@ _SIGNATURES = [
     ("kiln_info_json", _c_int, [_c_void_p, ctypes.c_char_p, ctypes.c_size_t,
                                 _P(ctypes.c_size_t)]),
     ("kiln_attention_params_init", None, [_P(AttentionParams)]),
-    ("kiln_attention_fwd", _c_int, [_c_void_p, _TP, _TP, _TP, _TP, _TP,
-                                    _P(AttentionParams)]),
-    ("kiln_attention_fwd_varlen", _c_int, [_c_void_p, _TP, _TP, _TP, _TP, _TP, _c_int64,
-                                           _c_int64, _TP, _TP, _P(AttentionParams)]),
-    ("kiln_attention_fwd_paged", _c_int, [_c_void_p, _TP, _TP, _TP, _TP, _TP, _TP, _c_int64,
-                                          _TP, _TP, _P(AttentionParams)]),
-    ("kiln_attention_workspace_size", _c_int, [_c_void_p, _c_int64, _c_int64, _c_int64,
-                                               _c_int64, _c_int64, _c_int64, _c_int64,
-                                               ctypes.c_int32,
+    ("kiln_attention_plan_init", None, [_P(AttentionPlan)]),
+    # Tensor and params arguments are addresses (records in a reused buffer), hence void *.
+    ("kiln_attention_fwd", _c_int, [_c_void_p] * 8),
+    ("kiln_attention_fwd_varlen", _c_int, [_c_void_p] * 6 + [_c_int64] * 2 +
+     [_c_void_p] * 4),
+    ("kiln_attention_fwd_paged", _c_int, [_c_void_p] * 7 + [_c_int64] + [_c_void_p] * 4),
+    ("kiln_attention_workspace_size", _c_int, [_c_void_p, _P(AttentionPlan),
                                                _P(ctypes.c_size_t)]),
-    ("kiln_act_and_mul", _c_int, [_c_void_p, _c_int, _TP, _TP, _c_void_p]),
+    ("kiln_act_and_mul", _c_int, [_c_void_p, _c_int, _c_void_p, _c_void_p, _c_void_p]),
+    ("kiln_dispatch_init", None, [_P(Dispatch)]),
     ("kiln_last_dispatch", _c_int, [_P(Dispatch)]),
 ]
 
@@ -149,18 +186,33 @@ def _library_names():
     return ["libkiln.so"]
 
 
-def library_path():
-    """The file that will be loaded: KILN_LIBRARY, else build/ next to the package's tree."""
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def library_location():
+    """(path, how) of the library that will be loaded, in this order:
+    ("package") the one installed inside this package (a wheel puts it there),
+    ("KILN_LIBRARY") the file that variable names,
+    ("build") build/ at the root of the source tree this package sits in.
+    Where none exists, build/'s path with how "missing"."""
+    for name in _library_names():
+        path = os.path.join(_HERE, name)
+        if os.path.exists(path):
+            return path, "package"
     env = os.environ.get("KILN_LIBRARY")
     if env:
-        return env
-    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                         os.pardir, os.pardir))
+        return env, "KILN_LIBRARY"
+    root = os.path.normpath(os.path.join(_HERE, os.pardir, os.pardir))
     candidates = [os.path.join(root, "build", name) for name in _library_names()]
     for path in candidates:
         if os.path.exists(path):
-            return path
-    return candidates[0]
+            return path, "build"
+    return candidates[0], "missing"
+
+
+def library_path():
+    """The file that will be loaded (see library_location)."""
+    return library_location()[0]
 
 
 _lib = None
@@ -177,8 +229,9 @@ def lib():
             path = library_path()
             if not os.path.exists(path):
                 raise KilnError(Status.BACKEND_UNAVAILABLE,
-                                f"kiln library not found at {path}: build it (make), or set "
-                                "KILN_LIBRARY to the libkiln.so / kiln.dll to use")
+                                f"kiln library not found at {path}: install the kiln wheel, "
+                                "build it (make), or set KILN_LIBRARY to the libkiln.so / "
+                                "kiln.dll to use")
             try:
                 handle = ctypes.CDLL(path)
             except OSError as exc:

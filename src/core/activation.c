@@ -18,6 +18,7 @@ kiln_status kiln_act_and_mul(kiln_context *ctx, kiln_activation act, const kiln_
                  KILN_INVALID_ARGUMENT, "act is %d; expected KILN_ACT_SILU, KILN_ACT_GELU or "
                  "KILN_ACT_GELU_TANH", (int)act);
     KILN_FAIL_IF(!x, KILN_INVALID_ARGUMENT, "x is NULL");
+    KILN_FORWARD(kiln_check_struct_size(x->struct_size, sizeof *x, "x", "kiln_tensor"));
     KILN_FAIL_IF(x->rank < 1 || x->rank > KILN_MAX_RANK, KILN_INVALID_ARGUMENT,
                  "x has rank %d; expected 1..%d", (int)x->rank, KILN_MAX_RANK);
     r = x->rank;

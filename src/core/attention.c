@@ -14,8 +14,17 @@ void kiln_attention_params_init(kiln_attention_params *p)
 {
     if (!p) return;
     memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
     p->window_left = -1;
     p->window_right = -1;
+    kiln_tensor_init(&p->alibi_slopes);
+}
+
+void kiln_attention_plan_init(kiln_attention_plan *plan)
+{
+    if (!plan) return;
+    memset(plan, 0, sizeof *plan);
+    plan->struct_size = sizeof *plan;
 }
 
 static int host_visible(const kiln_context *ctx)
@@ -47,8 +56,13 @@ static kiln_status begin(kiln_context *ctx, const kiln_attention_params *params,
                          kiln_attention_params *prm)
 {
     KILN_FAIL_IF(!ctx, KILN_INVALID_ARGUMENT, "ctx is NULL");
-    if (params) *prm = *params;
-    else kiln_attention_params_init(prm);
+    if (params) {
+        KILN_FORWARD(kiln_check_struct_size(params->struct_size, sizeof *params, "params",
+                                            "kiln_attention_params"));
+        *prm = *params;
+    } else {
+        kiln_attention_params_init(prm);
+    }
     KILN_FAIL_IF(!isfinite(prm->softmax_scale), KILN_INVALID_ARGUMENT,
                  "params.softmax_scale is not finite");
     KILN_FAIL_IF(!isfinite(prm->softcap) || prm->softcap < 0, KILN_INVALID_ARGUMENT,
@@ -183,7 +197,7 @@ static void take_strides(const kiln_tensor *t, int packed, int64_t *sb, int64_t 
 static kiln_status finish(kiln_context *ctx, kiln_attn_problem *p,
                           const kiln_attention_params *prm, const kiln_tensor *const *inputs,
                           const char *const *names, int n_inputs, const kiln_tensor *out,
-                          const kiln_tensor *lse)
+                          const kiln_tensor *lse, void *stream)
 {
     const kiln_tensor *a = &prm->alibi_slopes;
     kiln_dispatch_note note;
@@ -198,6 +212,8 @@ static kiln_status finish(kiln_context *ctx, kiln_attn_problem *p,
     p->window_right = p->causal ? 0 : prm->window_right;
 
     if (a->data) {
+        KILN_FORWARD(kiln_check_struct_size(a->struct_size, sizeof *a, "params.alibi_slopes",
+                                            "kiln_tensor"));
         KILN_FAIL_IF(a->rank != 1 && a->rank != 2, KILN_INVALID_ARGUMENT,
                      "params.alibi_slopes has rank %d; expected 1 [heads_q] or 2 "
                      "[batch, heads_q]", (int)a->rank);
@@ -236,7 +252,7 @@ static kiln_status finish(kiln_context *ctx, kiln_attn_problem *p,
                  prm->workspace_size, (int)p->num_splits, need);
     p->workspace = prm->workspace;
     p->workspace_size = prm->workspace_size;
-    p->stream = prm->stream;
+    p->stream = stream;
 
     KILN_FORWARD(ctx->iface->attention(ctx->state, p, &note));
     kiln_dispatch_record(ctx->iface->kind, &note);
@@ -245,7 +261,7 @@ static kiln_status finish(kiln_context *ctx, kiln_attn_problem *p,
 
 kiln_status kiln_attention_fwd(kiln_context *ctx, const kiln_tensor *q, const kiln_tensor *k,
                                const kiln_tensor *v, kiln_tensor *out, kiln_tensor *lse,
-                               const kiln_attention_params *params)
+                               const kiln_attention_params *params, void *stream)
 {
     const kiln_tensor *inputs[] = {q, k, v};
     const char *names[] = {"q", "k", "v"};
@@ -277,7 +293,7 @@ kiln_status kiln_attention_fwd(kiln_context *ctx, const kiln_tensor *q, const ki
     take_strides(k, 0, &p.k_stride_batch, &p.k_stride_row, &p.k_stride_head);
     take_strides(v, 0, &p.v_stride_batch, &p.v_stride_row, &p.v_stride_head);
     take_strides(out, 0, &p.o_stride_batch, &p.o_stride_row, &p.o_stride_head);
-    return finish(ctx, &p, &prm, inputs, names, 3, out, lse);
+    return finish(ctx, &p, &prm, inputs, names, 3, out, lse, stream);
 }
 
 kiln_status kiln_attention_fwd_varlen(kiln_context *ctx, const kiln_tensor *q,
@@ -285,7 +301,7 @@ kiln_status kiln_attention_fwd_varlen(kiln_context *ctx, const kiln_tensor *q,
                                       const kiln_tensor *cu_seqlens_q,
                                       const kiln_tensor *cu_seqlens_k, int64_t max_seqlen_q,
                                       int64_t max_seqlen_k, kiln_tensor *out, kiln_tensor *lse,
-                                      const kiln_attention_params *params)
+                                      const kiln_attention_params *params, void *stream)
 {
     const kiln_tensor *inputs[] = {q, k, v, cu_seqlens_q, cu_seqlens_k};
     const char *names[] = {"q", "k", "v", "cu_seqlens_q", "cu_seqlens_k"};
@@ -336,7 +352,7 @@ kiln_status kiln_attention_fwd_varlen(kiln_context *ctx, const kiln_tensor *q,
     take_strides(k, 1, &p.k_stride_batch, &p.k_stride_row, &p.k_stride_head);
     take_strides(v, 1, &p.v_stride_batch, &p.v_stride_row, &p.v_stride_head);
     take_strides(out, 1, &p.o_stride_batch, &p.o_stride_row, &p.o_stride_head);
-    return finish(ctx, &p, &prm, inputs, names, 5, out, lse);
+    return finish(ctx, &p, &prm, inputs, names, 5, out, lse, stream);
 }
 
 /* Paged contents (host-visible backends only): lengths fit the table, and every page a
@@ -368,7 +384,7 @@ kiln_status kiln_attention_fwd_paged(kiln_context *ctx, const kiln_tensor *q,
                                      const kiln_tensor *seqlens_k,
                                      const kiln_tensor *cu_seqlens_q, int64_t max_seqlen_q,
                                      kiln_tensor *out, kiln_tensor *lse,
-                                     const kiln_attention_params *params)
+                                     const kiln_attention_params *params, void *stream)
 {
     const kiln_tensor *inputs[] = {q, k_cache, v_cache, block_table, seqlens_k, cu_seqlens_q};
     const char *names[] = {"q", "k_cache", "v_cache", "block_table", "seqlens_k",
@@ -431,30 +447,33 @@ kiln_status kiln_attention_fwd_paged(kiln_context *ctx, const kiln_tensor *q,
     take_strides(k_cache, 0, &p.k_stride_batch, &p.k_stride_row, &p.k_stride_head);
     take_strides(v_cache, 0, &p.v_stride_batch, &p.v_stride_row, &p.v_stride_head);
     take_strides(out, packed, &p.o_stride_batch, &p.o_stride_row, &p.o_stride_head);
-    return finish(ctx, &p, &prm, inputs, names, 6, out, lse);
+    return finish(ctx, &p, &prm, inputs, names, 6, out, lse, stream);
 }
 
-kiln_status kiln_attention_workspace_size(kiln_context *ctx, int64_t batch, int64_t rows_q,
-                                          int64_t max_seqlen_q, int64_t max_seqlen_k,
-                                          int64_t heads_q, int64_t heads_kv, int64_t head_dim,
-                                          int32_t num_splits, size_t *bytes)
+kiln_status kiln_attention_workspace_size(kiln_context *ctx, const kiln_attention_plan *plan,
+                                          size_t *bytes)
 {
     int32_t s;
     kiln_error_clear();
     KILN_FAIL_IF(!ctx, KILN_INVALID_ARGUMENT, "ctx is NULL");
+    KILN_FAIL_IF(!plan, KILN_INVALID_ARGUMENT, "plan is NULL");
     KILN_FAIL_IF(!bytes, KILN_INVALID_ARGUMENT, "bytes is NULL");
-    KILN_FAIL_IF(batch < 0 || rows_q < 0 || max_seqlen_q < 0 || max_seqlen_k < 0 ||
-                     heads_q < 1 || head_dim < 1,
+    KILN_FORWARD(kiln_check_struct_size(plan->struct_size, sizeof *plan, "plan",
+                                        "kiln_attention_plan"));
+    KILN_FAIL_IF(plan->batch < 0 || plan->rows_q < 0 || plan->max_seqlen_q < 0 ||
+                     plan->max_seqlen_k < 0 || plan->heads_q < 1 || plan->head_dim < 1,
                  KILN_INVALID_ARGUMENT,
-                 "batch, rows_q, max_seqlen_q and max_seqlen_k must be >= 0 and heads_q, "
+                 "plan.batch, rows_q, max_seqlen_q and max_seqlen_k must be >= 0 and heads_q, "
                  "head_dim >= 1");
-    KILN_FAIL_IF(heads_kv < 1 || heads_q % heads_kv != 0, KILN_INVALID_ARGUMENT,
-                 "heads_kv is %lld; it must be >= 1 and divide heads_q (%lld)",
-                 (long long)heads_kv, (long long)heads_q);
-    KILN_FAIL_IF(num_splits < 0, KILN_INVALID_ARGUMENT,
-                 "num_splits is %d; it must be >= 0 (0 = automatic)", (int)num_splits);
-    s = resolve_splits(ctx, num_splits, batch, max_seqlen_q, max_seqlen_k, heads_q, heads_kv,
-                       head_dim);
-    *bytes = kiln_split_workspace_bytes(s, rows_q, heads_q, head_dim);
+    KILN_FAIL_IF(plan->heads_kv < 1 || plan->heads_q % plan->heads_kv != 0,
+                 KILN_INVALID_ARGUMENT,
+                 "plan.heads_kv is %lld; it must be >= 1 and divide heads_q (%lld)",
+                 (long long)plan->heads_kv, (long long)plan->heads_q);
+    KILN_FAIL_IF(plan->num_splits < 0, KILN_INVALID_ARGUMENT,
+                 "plan.num_splits is %d; it must be >= 0 (0 = automatic)",
+                 (int)plan->num_splits);
+    s = resolve_splits(ctx, plan->num_splits, plan->batch, plan->max_seqlen_q,
+                       plan->max_seqlen_k, plan->heads_q, plan->heads_kv, plan->head_dim);
+    *bytes = kiln_split_workspace_bytes(s, plan->rows_q, plan->heads_q, plan->head_dim);
     return KILN_OK;
 }

@@ -12,11 +12,30 @@ int64_t kiln_tensor_numel(const kiln_tensor *t)
     return n;
 }
 
+kiln_status kiln_check_struct_size(size_t size, size_t own, const char *name,
+                                   const char *type)
+{
+    /* 0.2 is the first layout with a size field, so every structure has one known size for
+     * now; a structure that grows keeps its older sizes accepted here, reading the fields
+     * they lack as defaults. */
+    if (size == own) return KILN_OK;
+    KILN_FAIL_IF(size == 0, KILN_ABI_MISMATCH,
+                 "%s.struct_size is 0: fill the %s with its init function (kiln_tensor_init, "
+                 "kiln_tensor_contiguous, kiln_attention_params_init, ...) before use",
+                 name, type);
+    return kiln_fail(KILN_ABI_MISMATCH,
+                     "%s.struct_size is %zu, not a size of %s this library (kiln %s) knows "
+                     "(%zu): the program was built against another kiln.h (one before 0.2 "
+                     "had no size field); rebuild it against this library's header",
+                     name, size, type, KILN_VERSION_STRING, own);
+}
+
 kiln_status kiln_check_tensor(const kiln_tensor *t, const char *name, int32_t rank,
                               int last_contiguous)
 {
     int i;
     KILN_FAIL_IF(!t, KILN_INVALID_ARGUMENT, "%s is NULL", name);
+    KILN_FORWARD(kiln_check_struct_size(t->struct_size, sizeof *t, name, "kiln_tensor"));
     KILN_FAIL_IF(kiln_dtype_size(t->dtype) == 0, KILN_INVALID_ARGUMENT,
                  "%s has unknown dtype %d", name, (int)t->dtype);
     KILN_FAIL_IF(t->rank != rank, KILN_INVALID_ARGUMENT, "%s has rank %d; expected %d", name,

@@ -5,8 +5,15 @@
 
 #include "kiln.h"
 
-/* t non-NULL, data non-NULL (unless empty), rank as given, dtype known, strides >= 0, and
- * the last dimension contiguous when last_contiguous. */
+/* The growth rule of kiln.h's structures: KILN_OK when size (the caller's struct_size) is
+ * a size this library knows for the structure (own: sizeof here; every released size of a
+ * structure is listed in check.c), else KILN_ABI_MISMATCH naming the argument. Call it
+ * before reading any other field. */
+kiln_status kiln_check_struct_size(size_t size, size_t own, const char *name,
+                                   const char *type);
+
+/* t non-NULL, struct_size known, data non-NULL (unless empty), rank as given, dtype known,
+ * strides >= 0, and the last dimension contiguous when last_contiguous. */
 kiln_status kiln_check_tensor(const kiln_tensor *t, const char *name, int32_t rank,
                               int last_contiguous);
 kiln_status kiln_check_dtype(const kiln_tensor *t, const char *name, kiln_dtype want);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "context.h"
 #include "error.h"
 #include "platform/platform.h"
@@ -132,11 +133,20 @@ void kiln_dispatch_record_empty(kiln_backend backend)
     have_dispatch = 1;
 }
 
+void kiln_dispatch_init(kiln_dispatch *d)
+{
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->struct_size = sizeof *d;
+}
+
 kiln_status kiln_last_dispatch(kiln_dispatch *out)
 {
     KILN_FAIL_IF(!out, KILN_INVALID_ARGUMENT, "out is NULL");
-    KILN_FAIL_IF(!have_dispatch, KILN_KERNEL_NOT_FOUND, "no operation has run on this thread");
+    KILN_FORWARD(kiln_check_struct_size(out->struct_size, sizeof *out, "out", "kiln_dispatch"));
+    KILN_FAIL_IF(!have_dispatch, KILN_NOTHING_RAN, "no operation has run on this thread");
     memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
     out->backend = last_backend;
     snprintf(out->target, sizeof out->target, "%s", last_note.target);
     snprintf(out->tier, sizeof out->tier, "%s", last_note.variant.tier);

@@ -95,7 +95,7 @@ kiln_status kiln_info_json(kiln_context *ctx, char *buf, size_t cap, size_t *nee
     }
     i = j.len;
     kiln_json_free(&j);
-    KILN_FAIL_IF(i + 1 > cap, KILN_WORKSPACE_TOO_SMALL,
+    KILN_FAIL_IF(i + 1 > cap, KILN_BUFFER_TOO_SMALL,
                  "buf holds %zu bytes; the info text needs %zu", cap, i + 1);
     return KILN_OK;
 }

@@ -1,4 +1,6 @@
 /* Version, dtypes and tensor views. */
+#include <string.h>
+
 #include "error.h"
 
 unsigned kiln_version(void)
@@ -33,6 +35,13 @@ const char *kiln_dtype_name(kiln_dtype dtype)
     return "?";
 }
 
+void kiln_tensor_init(kiln_tensor *t)
+{
+    if (!t) return;
+    memset(t, 0, sizeof *t);
+    t->struct_size = sizeof *t;
+}
+
 kiln_status kiln_tensor_contiguous(kiln_tensor *t, void *data, kiln_dtype dtype, int32_t rank,
                                    const int64_t *shape)
 {
@@ -48,6 +57,7 @@ kiln_status kiln_tensor_contiguous(kiln_tensor *t, void *data, kiln_dtype dtype,
     for (i = 0; i < rank; i++)
         KILN_FAIL_IF(shape[i] < 0, KILN_INVALID_ARGUMENT, "shape[%d] is %lld; it must be >= 0",
                      i, (long long)shape[i]);
+    t->struct_size = sizeof *t;
     t->data = data;
     t->dtype = dtype;
     t->rank = rank;

@@ -9,9 +9,28 @@
 #define KILN_AOT_INSTALL_DIR ""
 #endif
 
+/* aot/ beside the library file (the Python wheel's layout: kiln/libkiln.so, kiln/aot/), or
+ * kiln/aot/ beside it (an installed lib/libkiln.so with lib/kiln/aot/). */
+static int beside_library(char *buf, size_t cap)
+{
+    static const char *subdirs[] = {"aot", "kiln%caot"};
+    char self[1024], sub[16];
+    size_t i;
+    if (kiln_dl_self_dir(self, sizeof self) != 0) return -1;
+    for (i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
+        int n;
+        snprintf(sub, sizeof sub, subdirs[i], kiln_fs_sep());
+        n = snprintf(buf, cap, "%s%c%s", self, kiln_fs_sep(), sub);
+        if (n > 0 && (size_t)n < cap && kiln_fs_exists(buf)) return 0;
+    }
+    return -1;
+}
+
 int kiln_aot_dir(char *buf, size_t cap)
 {
     if (kiln_env_get("KILN_AOT_DIR", buf, cap) && buf[0]) return 0;
+    /* Objects shipped with this very library come before the install prefix's. */
+    if (beside_library(buf, cap) == 0) return 0;
     if (KILN_AOT_INSTALL_DIR[0] && kiln_fs_exists(KILN_AOT_INSTALL_DIR)) {
         snprintf(buf, cap, "%s", KILN_AOT_INSTALL_DIR);
         return 0;

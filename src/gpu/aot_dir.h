@@ -3,8 +3,9 @@
  * `kiln build --out DIR` writes it:
  *   DIR/<target>/<variant key>.cubin  (NVIDIA)   DIR/<target>/<variant key>.hsaco  (AMD)
  *   DIR/manifest.json                 (what was built, with resources; for people and tools)
- * The directory searched is KILN_AOT_DIR when set, else the one this library was installed
- * with (KILN_AOT_INSTALL_DIR at build time), else none.
+ * The directory searched is KILN_AOT_DIR when set, else aot/ (or kiln/aot/) in the folder
+ * the library file was loaded from (a Python wheel's kiln/aot/), else the one this library
+ * was installed with (KILN_AOT_INSTALL_DIR at build time), else none.
  */
 #ifndef KILN_GPU_AOT_DIR_H
 #define KILN_GPU_AOT_DIR_H

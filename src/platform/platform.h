@@ -24,6 +24,9 @@ void *kiln_dl_sym(kiln_dl *lib, const char *symbol);
 void kiln_dl_close(kiln_dl *lib);
 /* Full path of the file a loaded library came from (for `kiln info`); 0 on success. */
 int kiln_dl_path(kiln_dl *lib, char *buf, size_t cap);
+/* The folder of the file kiln's own code was loaded from (libkiln.so / kiln.dll, or the
+ * program it is linked into), without a trailing separator; 0 on success. */
+int kiln_dl_self_dir(char *buf, size_t cap);
 
 /* ---- threads, mutexes, condition variables, once (thread.c) ------------------------- */
 typedef struct kiln_thread kiln_thread;

@@ -99,6 +99,8 @@ int tc_tensor_make(tc_tensor *t, kiln_context *ctx, kiln_dtype dtype,
                                  int32_t rank, const int64_t *shape, const int *order,
                                  int64_t pad) {
     memset(t, 0, sizeof *t);
+    kiln_tensor_init(&t->host);
+    kiln_tensor_init(&t->dev);
     t->ctx = ctx;
     t->host.dtype = t->dev.dtype = dtype;
     t->host.rank = t->dev.rank = rank;
@@ -219,7 +221,7 @@ void tc_check_dispatch(tc_env *env, kiln_dtype dtype, int bf16_level,
                                      const char *prefix, int64_t head_dim, const char *mode,
                                      int32_t asked_splits) {
     kiln_dispatch d;
-    memset(&d, 0, sizeof d);
+    kiln_dispatch_init(&d);
     CHECK_OK(kiln_last_dispatch(&d));
     CHECK_EQ(d.backend, env->backend);
     d.variant[sizeof d.variant - 1] = '\0';
@@ -655,7 +657,7 @@ void tc_attn_run(tc_env *env, const tc_attn_case *c) {
     prm.softcap = c->softcap;
     prm.num_splits = c->num_splits;
     kiln_tensor alibi_host;
-    memset(&alibi_host, 0, sizeof alibi_host);
+    kiln_tensor_init(&alibi_host);
     if (c->alibi) {
         int64_t shp[2] = {B, c->hq};
         if (c->alibi == 1)
@@ -675,8 +677,17 @@ void tc_attn_run(tc_env *env, const tc_attn_case *c) {
                            : max_lk + (c->mode == KILN_MODE_VARLEN ? c->max_q_slack : 0);
     if (c->caller_ws) {
         size_t need = 0;
-        CHECK_OK(kiln_attention_workspace_size(ctx, B, rows_q, mq, mk, c->hq, c->hkv, D,
-                                               c->num_splits, &need));
+        kiln_attention_plan plan;
+        kiln_attention_plan_init(&plan);
+        plan.batch = B;
+        plan.rows_q = rows_q;
+        plan.max_seqlen_q = mq;
+        plan.max_seqlen_k = mk;
+        plan.heads_q = c->hq;
+        plan.heads_kv = c->hkv;
+        plan.head_dim = D;
+        plan.num_splits = c->num_splits;
+        CHECK_OK(kiln_attention_workspace_size(ctx, &plan, &need));
         if (need > 0) {
             int64_t n = (int64_t)need;
             tc_tensor_make(&ws, ctx, KILN_F32, 1, &n, NULL, 0); /* bytes >= need */
@@ -725,15 +736,15 @@ void tc_attn_run(tc_env *env, const tc_attn_case *c) {
     kiln_status st = KILN_INTERNAL;
     if (c->mode == KILN_MODE_FIXED)
         st = kiln_attention_fwd(ctx, &q.dev, &k.dev, &v.dev, &out.dev, c->lse ? &lse.dev : NULL,
-                                &prm);
+                                &prm, NULL);
     else if (c->mode == KILN_MODE_VARLEN)
         st = kiln_attention_fwd_varlen(ctx, &q.dev, &k.dev, &v.dev, &cuq.dev, &cuk.dev, mq_call,
                                        mk_call,
-                                       &out.dev, c->lse ? &lse.dev : NULL, &prm);
+                                       &out.dev, c->lse ? &lse.dev : NULL, &prm, NULL);
     else
         st = kiln_attention_fwd_paged(ctx, &q.dev, &k.dev, &v.dev, &bt.dev, &slk.dev,
                                       c->prefill ? &cuq.dev : NULL, mq_call, &out.dev,
-                                      c->lse ? &lse.dev : NULL, &prm);
+                                      c->lse ? &lse.dev : NULL, &prm, NULL);
     if (c->corrupt) {
         /* A clean error: a status, a message, and not one output byte written. */
         check_state_.checks++;
@@ -770,6 +781,7 @@ void tc_attn_run(tc_env *env, const tc_attn_case *c) {
         if (q_elems == 0) {
             /* No query row: a successful no-op, reported as such. */
             kiln_dispatch d;
+            kiln_dispatch_init(&d);
             CHECK_OK(kiln_last_dispatch(&d));
             CHECK_EQ(d.backend, env->backend);
             CHECK_STR_EQ(d.variant, "none");

@@ -277,7 +277,6 @@ void kiln_ref_attn_problem(kiln_attn_problem *p, kiln_attn_mode mode, const kiln
     p->num_splits = params->num_splits;
     p->workspace = params->workspace;
     p->workspace_size = params->workspace_size;
-    p->stream = params->stream;
 }
 
 void kiln_ref_act_problem(kiln_act_problem *p, kiln_activation act, const kiln_tensor *x,

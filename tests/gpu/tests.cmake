@@ -94,7 +94,7 @@ if(KILN_HAVE_FLOAT16_TLS AND KILN_KERNEL_EMULATION)
   add_executable(test_kernel_emulation ${CMAKE_CURRENT_LIST_DIR}/kernel_emulation.c
     ${CMAKE_CURRENT_LIST_DIR}/host_launch.c ${KILN_EMU_DIR}/emulated_kernels.c ${KILN_EMU_SOURCES})
   target_include_directories(test_kernel_emulation PRIVATE
-    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core
+    ${KILN_PUBLIC_INCLUDES} ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core
     ${PROJECT_SOURCE_DIR}/kernels ${PROJECT_SOURCE_DIR}/tests ${CMAKE_CURRENT_LIST_DIR})
   target_compile_options(test_kernel_emulation PRIVATE ${KILN_WARNINGS})
   if(NOT MSVC)
@@ -137,7 +137,7 @@ if(KILN_COMPILE_MATRIX AND NOT CMAKE_CROSSCOMPILING)
   endif()
   add_executable(test_compile_matrix ${CMAKE_CURRENT_LIST_DIR}/compile_matrix.c)
   target_include_directories(test_compile_matrix PRIVATE
-    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
+    ${KILN_PUBLIC_INCLUDES} ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
   target_compile_options(test_compile_matrix PRIVATE ${KILN_WARNINGS})
   target_compile_definitions(test_compile_matrix PRIVATE
     KILN_TEST_CLANG_VERSION="${clang_version}")

@@ -2,7 +2,7 @@
 # programs are defined, so it can wire each helper into the test that uses it.
 
 add_executable(lock_holder ${CMAKE_CURRENT_LIST_DIR}/lock_holder.c)
-target_include_directories(lock_holder PRIVATE ${PROJECT_SOURCE_DIR}/include
+target_include_directories(lock_holder PRIVATE ${KILN_PUBLIC_INCLUDES}
   ${PROJECT_SOURCE_DIR}/src)
 target_compile_options(lock_holder PRIVATE ${KILN_WARNINGS})
 target_link_libraries(lock_holder PRIVATE kiln_testing kiln_static)
@@ -16,7 +16,7 @@ endif()
 # The kernel-cache tests race several of these processes on one cache entry.
 if(TARGET test_cache)
   add_executable(cache_worker ${CMAKE_CURRENT_LIST_DIR}/cache_worker.c)
-  target_include_directories(cache_worker PRIVATE ${PROJECT_SOURCE_DIR}/include
+  target_include_directories(cache_worker PRIVATE ${KILN_PUBLIC_INCLUDES}
   ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/core)
   target_compile_options(cache_worker PRIVATE ${KILN_WARNINGS})
   target_link_libraries(cache_worker PRIVATE kiln_testing kiln_static)

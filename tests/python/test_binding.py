@@ -75,7 +75,7 @@ class TestABI(unittest.TestCase):
     def test_layout(self):
         c = dict(line.split() for line in self.probe_output().splitlines())
         mirror = {"kiln_tensor": _lib.Tensor, "kiln_attention_params": _lib.AttentionParams,
-                  "kiln_dispatch": _lib.Dispatch}
+                  "kiln_attention_plan": _lib.AttentionPlan, "kiln_dispatch": _lib.Dispatch}
         checked = 0
         for key, value in c.items():
             struct, field = key.split(".")
@@ -92,31 +92,64 @@ class TestABI(unittest.TestCase):
 class TestLibrary(unittest.TestCase):
     def test_params_defaults_match_library(self):
         # What the binding passes when a caller gives no option (the defaults of
-        # kiln.attention's own signature) must be kiln_attention_params_init()'s defaults.
-        lib_default = _lib.AttentionParams()
-        _lib.ctypes.memset(_lib.ctypes.byref(lib_default), 0x5A,
-                           _lib.ctypes.sizeof(lib_default))
-        _lib.lib().kiln_attention_params_init(_lib.ctypes.byref(lib_default))
+        # kiln.attention's own signature) must be kiln_attention_params_init()'s defaults:
+        # the binding passes no record at all then, so the library's own defaults apply.
+        from kiln import _arrays
         sig = inspect.signature(kiln.attention).parameters
-        options = {name: sig[name].default for name in
+        options = [sig[name].default for name in
                    ("causal", "window", "softcap", "scale", "alibi_slopes", "num_splits",
-                    "workspace")}
-        call = kiln.Call(np.zeros((1, 1, 1, 8), np.float32), "q")
-        passed = kiln._params(call, **options)
-        for name, _ in _lib.AttentionParams._fields_:
-            a, b = getattr(lib_default, name), getattr(passed, name)
-            if isinstance(a, _lib.Tensor):
-                a, b = _lib.ctypes.string_at(_lib.ctypes.addressof(a), _lib.ctypes.sizeof(a)), \
-                    _lib.ctypes.string_at(_lib.ctypes.addressof(b), _lib.ctypes.sizeof(b))
-            self.assertEqual(a, b, name)
+                    "workspace")]
+        call = _arrays.Call(np.zeros((1, 1, 1, 8), np.float32), "q")
+        self.assertIsNone(call.params(*options))
         # And a call with those defaults gives the bits of one with the defaults spelled out.
         q = np.random.default_rng(7).standard_normal((1, 5, 2, 16)).astype(np.float32)
         self.assertTrue(np.array_equal(kiln.attention(q, q, q),
                                        kiln.attention(q, q, q, causal=False, window=(-1, -1),
                                                       softcap=0.0, scale=1 / 4.0)))
 
+    def test_params_record_matches_library(self):
+        # The binding packs kiln_attention_params records itself (struct.pack_into); the
+        # bytes must be what kiln_attention_params_init() and the fields would give.
+        from kiln import _arrays
+        lib = _lib.lib()
+        x = np.zeros((1, 2, 2, 8), np.float32)
+        slopes = np.array([0.5, 0.25], np.float32)
+        cases = [dict(causal=True), dict(window=(3, 1), softcap=2.5, scale=0.25, num_splits=3),
+                 dict(alibi_slopes=slopes)]
+        for kw in cases:
+            with self.subTest(kw=kw):
+                want = _lib.AttentionParams()
+                _lib.ctypes.memset(_lib.ctypes.byref(want), 0x5A, _lib.ctypes.sizeof(want))
+                lib.kiln_attention_params_init(_lib.ctypes.byref(want))
+                want.causal = int(kw.get("causal", False))
+                want.window_left, want.window_right = kw.get("window", (-1, -1))
+                want.softcap = kw.get("softcap", 0.0)
+                want.softmax_scale = kw.get("scale", 0.0)
+                want.num_splits = kw.get("num_splits", 0)
+                if "alibi_slopes" in kw:
+                    want.alibi_slopes.data = slopes.ctypes.data
+                    want.alibi_slopes.dtype = _lib.F32
+                    want.alibi_slopes.rank = 1
+                    want.alibi_slopes.shape[0] = 2
+                    want.alibi_slopes.stride[0] = 1
+                call = _arrays.Call(x, "q")
+                address = call.params(kw.get("causal", False), kw.get("window", (-1, -1)),
+                                      kw.get("softcap", 0.0), kw.get("scale"),
+                                      kw.get("alibi_slopes"), kw.get("num_splits", 0), None)
+                got = _lib.ctypes.string_at(address, _lib.ctypes.sizeof(want))
+                self.assertEqual(got, bytes(want))
+        call = _arrays.Call(x, "q")
+        self.assertIsNone(call.params(False, (-1, -1), 0.0, None, None, 0, None))
+
     def test_version_and_info(self):
-        self.assertEqual(kiln.library_version(), kiln.__version__)
+        # One source: CMakeLists.txt's project version, reported by the library and by the
+        # package (which reads it from the library).
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, os.pardir, os.pardir, "CMakeLists.txt")) as f:
+            import re
+            cmake_version = re.search(r"project\(kiln VERSION ([0-9.]+)", f.read()).group(1)
+        self.assertEqual(kiln.library_version(), cmake_version)
+        self.assertEqual(kiln.__version__, cmake_version)
         info = kiln.info()
         self.assertEqual(info["version"], kiln.__version__)
         major, minor, patch = (int(x) for x in kiln.__version__.split("."))
@@ -157,6 +190,22 @@ class TestLibrary(unittest.TestCase):
         got = subprocess.run([sys.executable, "-c", code], env=env, check=True,
                              capture_output=True, text=True).stdout.strip()
         self.assertEqual(got, "BACKEND_UNAVAILABLE")
+
+    def test_fast_path_in_use_as_built(self):
+        # KILN_EXPECT_FAST (set by the test entries): 1 where the build made the C fast path,
+        # which must then be found and used; 0 where calls go through ctypes alone; missing
+        # where the build found no Python headers to make it with.
+        from kiln import _arrays
+        expect = os.environ.get("KILN_EXPECT_FAST")
+        if expect is None:
+            self.skipTest("KILN_EXPECT_FAST not set")
+        if expect == "missing":
+            missing.tool("Python's headers were not found when the build was configured, so "
+                         "the fast path (kiln/_ext) is not built (Debian: python3-dev)")
+        x = np.ones((4, 16), np.float32)
+        y = np.empty((4, 8), np.float32)
+        kiln.silu_and_mul(x, out=y)
+        self.assertEqual(bool(_arrays.fast()), expect == "1")
 
     def test_status_enum_matches_library(self):
         lib = _lib.lib()
@@ -623,6 +672,20 @@ class TestThreads(Base):
         from kiln import _arrays
         self.assertEqual([key for key in _arrays._contexts if key[0] == _lib.BACKEND_CPU],
                          [(_lib.BACKEND_CPU, 0)])
+
+    def test_forget_contexts(self):
+        # Both tables (the fast path looks its contexts up in its own) drop their entries,
+        # so the next call starts a context of its own (KILN_GPU_TIER is read then).
+        from kiln import _arrays
+        x = np.ones((2, 16), np.float32)
+        kiln.silu_and_mul(x)
+        before = _arrays.context(_lib.BACKEND_CPU, 0)
+        _arrays.forget_contexts()
+        self.assertEqual(_arrays._contexts, {})
+        self.assertEqual(_arrays._fast_contexts, {})
+        kiln.silu_and_mul(x)
+        self.assertNotEqual(_arrays.context(_lib.BACKEND_CPU, 0), before)
+        self.assertIn(-1, _arrays._fast_contexts)
 
 
 if __name__ == "__main__":

@@ -46,14 +46,14 @@ class gpu_tier:
     def __enter__(self):
         self.old = os.environ.get("KILN_GPU_TIER")
         os.environ["KILN_GPU_TIER"] = self.tier
-        _arrays._contexts.clear()
+        _arrays.forget_contexts()
 
     def __exit__(self, *exc):
         if self.old is None:
             os.environ.pop("KILN_GPU_TIER", None)
         else:
             os.environ["KILN_GPU_TIER"] = self.old
-        _arrays._contexts.clear()
+        _arrays.forget_contexts()
 
 
 TIERS = ("tensor", "generic")

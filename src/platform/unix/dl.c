@@ -50,3 +50,18 @@ int kiln_dl_path(kiln_dl *lib, char *buf, size_t cap)
     memcpy(buf, map->l_name, strlen(map->l_name) + 1);
     return 0;
 }
+
+int kiln_dl_self_dir(char *buf, size_t cap)
+{
+    Dl_info info;
+    const char *slash;
+    size_t n;
+    if (!cap || !dladdr((void *)&kiln_dl_self_dir, &info) || !info.dli_fname) return -1;
+    slash = strrchr(info.dli_fname, '/');
+    if (!slash) return -1;
+    n = (size_t)(slash - info.dli_fname);
+    if (n + 1 > cap) return -1;
+    memcpy(buf, info.dli_fname, n);
+    buf[n] = '\0';
+    return 0;
+}

@@ -75,3 +75,18 @@ int kiln_dl_path(kiln_dl *lib, char *buf, size_t cap)
         size *= 2;
     }
 }
+
+int kiln_dl_self_dir(char *buf, size_t cap)
+{
+    HMODULE self = NULL;
+    char *sep;
+    if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                                GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                            (LPCWSTR)(void *)&kiln_dl_self_dir, &self))
+        return -1;
+    if (kiln_dl_path((kiln_dl *)self, buf, cap) != 0) return -1;
+    sep = strrchr(buf, '\\');
+    if (!sep) return -1;
+    *sep = '\0';
+    return 0;
+}
