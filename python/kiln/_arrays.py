@@ -476,11 +476,14 @@ def is_foreign(x):
 
 
 def _as_torch(torch, x):
+    """x viewed as a torch tensor, no copy: through DLPack where the array has it (JAX's
+    arrays are read-only, which torch refuses through the CUDA array interface), else
+    through the CUDA array interface."""
     if not is_foreign(x):
         return x
-    if hasattr(x, "__cuda_array_interface__"):
-        return torch.as_tensor(x, device="cuda")  # a view: no copy
-    return torch.from_dlpack(x)
+    if hasattr(x, "__dlpack__"):
+        return torch.from_dlpack(x)
+    return torch.as_tensor(x, device="cuda")
 
 
 def _back(like, t):
