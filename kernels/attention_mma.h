@@ -1,7 +1,7 @@
 /*
  * Launch shape of the tensor-tier attention kernel (kernels/attention_mma.cu) per compiled
  * head dim, shared with the host that sizes its grid, block and dynamic shared memory
- * (src/gpu/variants.c). Every shape holds 128 packed (query, head) rows per block:
+ * (src/gpu/variants.c). Every default shape holds 128 packed (query, head) rows per block:
  *
  *   head dim   warps  m16 tiles  keys per  stages  Q fragments   registers (sm_90)
  *                     per warp   tile
@@ -25,8 +25,6 @@
 #ifndef KILN_ATTENTION_MMA_H
 #define KILN_ATTENTION_MMA_H
 
-#define KILN_ATTN_TENSOR_BLOCK_Q 128 /* packed (query, head) rows per block, every shape */
-
 /* The compiled head dims, ascending; another head dim runs on the next larger one with
  * the extra columns zero. */
 #define KILN_ATTN_TENSOR_HEAD_DIMS {32, 64, 80, 96, 128, 160, 192, 256}
@@ -37,6 +35,25 @@
 #define KILN_TQ_STAGES(d) 2
 #define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)
 #define KILN_TQ_THREADS(d) (32 * KILN_TQ_WARPS(d))
+/* Packed (query, head) rows per block. */
+#define KILN_TQ_BLOCK_Q(d) (16 * KILN_TQ_MTILES(d) * KILN_TQ_WARPS(d))
+
+/* Schedule switches, each 0 or 1 (1 is the default; bench/tensor_ab.sh times both sides):
+ *   ONE_BARRIER  one barrier per key tile: the copy of tile t + ST - 1 starts after the
+ *                barrier that follows the wait for tile t (that barrier also ends every
+ *                warp's use of the stage it overwrites); 0 issues it before the wait and
+ *                adds a barrier at the end of each step
+ *   FOLD_SCALE   without soft-cap or ALiBi, scores stay unscaled up to the softmax: the
+ *                row max is scaled once and each weight is exp2 of one FFMA
+ *   HEAVY_FIRST  under a mask that makes later query blocks heavier, the block order
+ *                runs over the query blocks slowest, last first, across every head and
+ *                batch (0: last first within each head)
+ *   WARP_SKIP    a warp whose rows see no key of a tile (a causal block's last tiles)
+ *                skips its products and softmax for that tile */
+#define KILN_TQ_ONE_BARRIER 1
+#define KILN_TQ_FOLD_SCALE 1
+#define KILN_TQ_HEAVY_FIRST 1
+#define KILN_TQ_WARP_SKIP 1
 /* Shared-memory row stride in elements: 8 more than a row, so the 8 rows of an ldmatrix
  * fall in 8 different 16-byte bank groups for every head dim above. */
 #define KILN_TQ_LDS(d) ((d) + 8)
@@ -44,7 +61,7 @@
  * row offsets, and the Q tile unless its fragments live in registers (then it is read
  * from the last stage's space before that stage is first filled). */
 #define KILN_TQ_SMEM_BYTES(d)                                                               \
-    (((KILN_TQ_Q_IN_REGS(d) ? 0 : KILN_ATTN_TENSOR_BLOCK_Q) +                                \
+    (((KILN_TQ_Q_IN_REGS(d) ? 0 : KILN_TQ_BLOCK_Q(d)) +                                \
       2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *                                          \
          KILN_TQ_LDS(d) * 2 +                                                                \
      KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d) * 16)
