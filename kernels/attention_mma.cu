@@ -397,11 +397,16 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                 use[mt][r] = first[mt][r] < tk + BK ? mx[r] : 0.0f;
                 const float alpha = kiln_exp2f(m[mt][r] - use[mt][r]);
                 m[mt][r] = mx[r];
-                l[mt][r] *= alpha;
-                #pragma unroll
-                for (kiln_i32 n = 0; n < NDT; ++n) {
-                    o[mt][n][2 * r] *= alpha;
-                    o[mt][n][2 * r + 1] *= alpha;
+#if KILN_TQ_LAZY_RESCALE
+                if (alpha != 1.0f) /* NaN too */
+#endif
+                {
+                    l[mt][r] *= alpha;
+                    #pragma unroll
+                    for (kiln_i32 n = 0; n < NDT; ++n) {
+                        o[mt][n][2 * r] *= alpha;
+                        o[mt][n][2 * r + 1] *= alpha;
+                    }
                 }
             }
         }

@@ -38,7 +38,7 @@
 /* Packed (query, head) rows per block. */
 #define KILN_TQ_BLOCK_Q(d) (16 * KILN_TQ_MTILES(d) * KILN_TQ_WARPS(d))
 
-/* Schedule switches, each 0 or 1 (1 is the default; bench/tensor_ab.sh times both sides):
+/* Schedule switches, each 0 or 1 (bench/tensor_ab.sh times both sides):
  *   ONE_BARRIER  one barrier per key tile: the copy of tile t + ST - 1 starts after the
  *                barrier that follows the wait for tile t (that barrier also ends every
  *                warp's use of the stage it overwrites); 0 issues it before the wait and
@@ -49,11 +49,14 @@
  *                runs over the query blocks slowest, last first, across every head and
  *                batch (0: last first within each head)
  *   WARP_SKIP    a warp whose rows see no key of a tile (a causal block's last tiles)
- *                skips its products and softmax for that tile */
+ *                skips its products and softmax for that tile
+ *   LAZY_RESCALE O and the row sum are rescaled only where the row max moved (a branch
+ *                per row half; exact, since the factor is otherwise 1); default 0 */
 #define KILN_TQ_ONE_BARRIER 1
 #define KILN_TQ_FOLD_SCALE 1
 #define KILN_TQ_HEAVY_FIRST 1
 #define KILN_TQ_WARP_SKIP 1
+#define KILN_TQ_LAZY_RESCALE 0
 /* Shared-memory row stride in elements: 8 more than a row, so the 8 rows of an ldmatrix
  * fall in 8 different 16-byte bank groups for every head dim above. */
 #define KILN_TQ_LDS(d) ((d) + 8)
