@@ -105,7 +105,12 @@ KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
     }
 }
 
-KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
+#if KILN_TQ_MIN_BLOCKS(D) > 1
+#define KILN_TQ_BOUNDS NT, KILN_TQ_MIN_BLOCKS(D)
+#else
+#define KILN_TQ_BOUNDS NT
+#endif
+KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 {
     KILN_DYNAMIC_SHARED(smem, KILN_TQ_SMEM_BYTES(D));
     const kiln_sptr sbase = kiln_sptr_of((kiln_elem *)smem);

@@ -35,6 +35,9 @@
 #define KILN_TQ_STAGES(d) 2
 #define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)
 #define KILN_TQ_THREADS(d) (32 * KILN_TQ_WARPS(d))
+/* Blocks per SM the register allocation must allow (__launch_bounds__'s second argument:
+ * ptxas caps registers at 65536 / (threads x this)). */
+#define KILN_TQ_MIN_BLOCKS(d) 1
 /* Packed (query, head) rows per block. */
 #define KILN_TQ_BLOCK_Q(d) (16 * KILN_TQ_MTILES(d) * KILN_TQ_WARPS(d))
 
