@@ -14,6 +14,7 @@
 #           those switches existed
 #   st3     3 cp.async stages (K / V tiles in flight) up to head dim 128
 #   w4      4 warps (64 rows) per block from head dim 64 to 128: 2 blocks per SM
+#   w4b3    w4, and up to head dim 64 registers capped for 3 blocks per SM (168)
 #   w4st3   both (not in the default list)
 #   lazy    LAZY_RESCALE 1: O rescaled only where a row's max moved
 # ALTS="new st3" narrows the list; STEPS="bench" skips the conformance run.
@@ -25,7 +26,7 @@ work=/tmp/kiln-tab
 logs=$work/logs
 rm -rf "$work"
 mkdir -p "$out" "$logs"
-alts=${ALTS:-new old st3 w4 lazy}
+alts=${ALTS:-new w4 w4b3 st3 lazy old}
 steps=${STEPS:-ctest bench}
 jobs=$(nproc 2>/dev/null || echo 4)
 [ "$jobs" -gt 16 ] && jobs=16
@@ -50,6 +51,8 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
     st3) sed -i 's/^#define KILN_TQ_STAGES(d) 2$/#define KILN_TQ_STAGES(d) ((d) <= 128 ? 3 : 2)/' "$2/$h" ;;
     w4) sed -i 's/^#define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 128 ? 4 : 8)/' "$2/$h" ;;
     w4st3) edit st3 "$2"; edit w4 "$2" ;;
+    w4b3) edit w4 "$2"
+      sed -i 's/^#define KILN_TQ_MIN_BLOCKS(d) 1$/#define KILN_TQ_MIN_BLOCKS(d) ((d) <= 64 ? 3 : 1)/' "$2/$h" ;;
     lazy) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 0$/#define KILN_TQ_LAZY_RESCALE 1/' "$2/$h" ;;
     *) echo "unknown alternative $1"; return 1 ;;
   esac
@@ -69,7 +72,10 @@ for alt in $alts; do
   mkdir -p "$src"
   cp -r CMakeLists.txt CMakePresets.json cmake include src kernels tools tests bench python "$src"/
   edit "$alt" "$src" || continue
-  diff -u "$h" "$src/$h" > "$logs/diff_$alt.txt"
+  if diff -u "$h" "$src/$h" > "$logs/diff_$alt.txt"; then
+    stamp "$alt: its edit of $h matched nothing, not built"
+    continue
+  fi
   { cmake -S "$src" -B "$work/build_$alt" -DCMAKE_BUILD_TYPE=Release &&
     cmake --build "$work/build_$alt" -j "$jobs" --target kiln kiln_tool; } > "$logs/build_$alt.log" 2>&1 &
   pids="$pids $!"
@@ -104,8 +110,8 @@ wpids=""
 for alt in $ok; do warm "$alt" & wpids="$wpids $!"; done
 case " $steps " in *" ctest "*)
   if [ -d "$b/tests" ]; then
-    KILN_CACHE_DIR=$work/cache_ctest KILN_GPU_TIER=tensor KILN_TEST_BACKEND=cuda timeout 100 \
-      ctest --test-dir "$b" -L '^gpu$' --output-on-failure -j 6 --timeout 95 \
+    KILN_CACHE_DIR=$work/cache_ctest KILN_GPU_TIER=tensor KILN_TEST_BACKEND=cuda timeout 90 \
+      ctest --test-dir "$b" -L '^gpu$' --output-on-failure -j 6 --timeout 85 \
       > "$logs/ctest_tensor.log" 2>&1
     stamp "ctest -L gpu, KILN_GPU_TIER=tensor: rc=$?"
     grep -E "tests passed|tests failed|\*\*\*|Failed|FAIL|Timeout" "$logs/ctest_tensor.log" |
@@ -142,7 +148,7 @@ for alt in alts:
 fmt = lambda x: f"{x:6.1f}" if x else "     -"
 print("suite 2, TFLOP/s: kiln tensor per alternative (FA2 in the same run), then the best "
       "alternative's ratio to FA2")
-print(f"{'shape':<16}" + "".join(f"{a:>16}" for a in alts) + "   best/FA2")
+print(f"{'shape':<16}" + "".join(f"{a:<17}" for a in alts) + "best/FA2")
 for key in sorted(rows):
     d, s, causal = key
     cells, best = "", None
