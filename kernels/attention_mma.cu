@@ -148,9 +148,6 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
     kiln_i64 lo, hi;
     kiln_key_range(&a, &s, p0, BQ, rows, group, split, &lo, &hi);
     const kiln_band band = kiln_band_of(&a);
-    /* The block's first and last query, to tell tiles no row masks. */
-    const kiln_i64 i0 = p0 / group;
-    const kiln_i64 i_last = ((p0 + BQ < rows ? p0 + BQ : rows) - 1) / group;
 
     const kiln_elem *q = (const kiln_elem *)a.q;
     const kiln_elem *k = (const kiln_elem *)a.k;
@@ -193,15 +190,16 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
                                    : 0.0f;
         }
 
+    /* The warp's first and last query (rows past the end count as the last row), to tell
+     * tiles that none of its rows masks; and keys [wf, we) less lo, those some row of the
+     * warp can see (rows are in query order, and the band's ends grow with the query). */
+    const kiln_i64 pw = p0 + warp * MT * 16;
+    const kiln_i64 wi0 = (pw < rows ? pw : rows - 1) / group;
+    const kiln_i64 wi1 = (pw + MT * 16 < rows ? pw + MT * 16 - 1 : rows - 1) / group;
 #if KILN_TQ_WARP_SKIP
-    /* Keys [wf, we) less lo: those some row of this warp can see (rows are in query order,
-     * and the band's ends grow with the query). */
     kiln_i32 wf, we;
     {
-        const kiln_i64 pw = p0 + warp * MT * 16;
-        const kiln_i64 pw1 = pw + MT * 16 < rows ? pw + MT * 16 - 1 : rows - 1;
-        kiln_i64 f = (pw < rows ? pw : rows - 1) / group + diag + band.lo;
-        kiln_i64 e = pw1 / group + diag + band.hi + 1;
+        kiln_i64 f = wi0 + diag + band.lo, e = wi1 + diag + band.hi + 1;
         if (f < lo) f = lo;
         if (e > hi) e = hi;
         wf = (kiln_i32)(f - lo);
@@ -331,7 +329,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
         }
 
         /* Logits: scale or soft-cap, ALiBi, mask. Each test is uniform over the block, so
-         * it is made once per tile, not per score. fold is the factor still to apply (the
+         * it is made once per tile, not per score (the mask's once per warp). fold is the factor still to apply (the
          * scale, where it is positive and nothing else transforms the score; else 1). */
         float fold = 1.0f;
         if (a.softcap != 0.0f) {
@@ -365,7 +363,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
                         sc[mt][n][x] -= slope[mt][r] * (float)(dist < 0 ? -dist : dist);
                     }
         }
-        if (!kiln_tile_whole(band, kt, BK, hi, i0, i_last, diag)) {
+        if (!kiln_tile_whole(band, kt, BK, hi, wi0, wi1, diag)) { /* per warp: uniform */
             const kiln_i32 lim = (kiln_i32)(hi - kt < BK ? hi - kt : BK);
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
