@@ -16,6 +16,8 @@
 #   w4      4 warps (64 rows) per block from head dim 64 to 128: 2 blocks per SM
 #   w4b3    w4, and up to head dim 64 registers capped for 3 blocks per SM (168)
 #   w4st3   both (not in the default list)
+#   perhead HEAVY_FIRST 0: causal blocks last first within each head (K / V of one head
+#           shared in L2 by the blocks running together), the rest as new
 #   lazy    LAZY_RESCALE 1: O rescaled only where a row's max moved
 # ALTS="new st3" narrows the list; STEPS="bench" skips the conformance run.
 # Everything goes to $OUT: summary.txt and logs.tgz (every log and the benchmark JSON).
@@ -26,7 +28,7 @@ work=/tmp/kiln-tab
 logs=$work/logs
 rm -rf "$work"
 mkdir -p "$out" "$logs"
-alts=${ALTS:-new w4 w4b3 st3 lazy old}
+alts=${ALTS:-new w4 w4b3 perhead st3 old lazy}
 steps=${STEPS:-ctest bench}
 jobs=$(nproc 2>/dev/null || echo 4)
 [ "$jobs" -gt 16 ] && jobs=16
@@ -53,6 +55,7 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
     w4st3) edit st3 "$2"; edit w4 "$2" ;;
     w4b3) edit w4 "$2"
       sed -i 's/^#define KILN_TQ_MIN_BLOCKS(d) 1$/#define KILN_TQ_MIN_BLOCKS(d) ((d) <= 64 ? 3 : 1)/' "$2/$h" ;;
+    perhead) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 1$/#define KILN_TQ_HEAVY_FIRST 0/' "$2/$h" ;;
     lazy) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 0$/#define KILN_TQ_LAZY_RESCALE 1/' "$2/$h" ;;
     *) echo "unknown alternative $1"; return 1 ;;
   esac
