@@ -18,9 +18,17 @@
  * D = 160 they cost an 8-byte spill, at 192 56 bytes); above, each k-step reads them by
  * ldmatrix (one per 8 mma). D = 256 with 64-key tiles spilled 56 bytes; 32-key tiles do
  * not. The compile matrix log prints every variant's registers and shared memory, and
- * fails on any stack frame. The GPU throughput of these shapes (and of a head dim such as
- * 72 on the 80 kernel against the generic tier) is what bench/tensor_run.sh measures; it
- * has not been measured yet, so the choice between them is by register fit alone.
+ * fails on any stack frame.
+ *
+ * With the schedule switches below on (bf16, sm_90, no stack frame in any): D = 64 185
+ * registers full / 189 causal, 96 212 / 216, 128 253 / 246, so one block of 8 warps per
+ * SM from D = 64 up (Nsight Compute on D = 128 before them: issue slots 35% busy, 0.51
+ * eligible warps per scheduler). The register cap of 3 blocks per SM (KILN_TQ_MIN_BLOCKS,
+ * 168 at 4 warps) fits D = 64 without a spill; 2 blocks of 8 warps (128) spill 88 bytes,
+ * and 2 m16 tiles per warp at D = 64 still spill (24 bytes, 40 with Q in shared memory).
+ * Which shape is faster on the GPU (8 warps against 4 warps and 2 or 3 blocks per SM, 2
+ * against 3 stages, each switch on against off) is what bench/tensor_ab.sh measures, one
+ * build per alternative; until it has, the defaults are the shapes above.
  */
 #ifndef KILN_ATTENTION_MMA_H
 #define KILN_ATTENTION_MMA_H
