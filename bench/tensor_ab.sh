@@ -140,7 +140,7 @@ case " $steps " in *" bench "*)
   python3 - "$work/results" $ok >> "$sum" 2>&1 <<'EOF'
 import glob, json, os, sys
 root, alts = sys.argv[1], sys.argv[2:]
-rows, fa2 = {}, {}
+rows, fa2, diff, disp = {}, {}, {}, {}
 for alt in alts:
     for path in glob.glob(os.path.join(root, alt, "prefill_*.json")):
         for r in json.load(open(path))["results"]:
@@ -148,6 +148,14 @@ for alt in alts:
             c = r["contenders"]
             rows.setdefault(key, {})[alt] = c.get("kiln_tensor", {}).get("tflops")
             fa2.setdefault(key, {})[alt] = c.get("sdpa_flash", {}).get("tflops")
+            e = c.get("kiln_tensor", {})
+            d = e.get("max_abs_diff_vs_sdpa_flash")
+            if d is not None:
+                diff[alt] = max(diff.get(alt, 0.0), d)
+            if "error" in e:
+                disp.setdefault(alt, "error: " + str(e["error"])[:100])
+            elif "dispatch" in e:
+                disp.setdefault(alt, str(e["dispatch"])[:100])
 fmt = lambda x: f"{x:6.1f}" if x else "     -"
 print("suite 2, TFLOP/s: kiln tensor per alternative (FA2 in the same run), then the best "
       "alternative's ratio to FA2")
@@ -162,6 +170,9 @@ for key in sorted(rows):
             best = (a, k / f)
     label = f"D{d} S{s // 1024}k {'c' if causal else 'nc'}"
     print(f"{label:<16}{cells} " + (f"{best[1]:.2f} {best[0]}" if best else "-"))
+print("largest |kiln - FA2| over the shapes (bf16 outputs: rounding gives about 1e-2, a broken kernel 1 or NaN):")
+for a in alts:
+    print(f"  {a:<8} {diff.get(a, float('nan')):.4g}   first dispatch: {disp.get(a, '-')}")
 EOF
   ;;
 esac
