@@ -12,8 +12,8 @@
  * kernel only when Q, K and V rows can be read 16 bytes at a time (base pointers 16-byte
  * aligned, every stride a multiple of 8 elements) and the shared memory fits the device.
  *
- * Grid (ceil(rows / 128), heads_kv, batch * num_splits); a block owns 128 packed (query,
- * head) rows, warp w the MT m16 tiles w * MT .. w * MT + MT - 1, and:
+ * Grid (ceil(rows / BQ), heads_kv, batch * num_splits); a block owns BQ = 16 * MT * warps
+ * packed (query, head) rows, warp w the MT m16 tiles w * MT .. w * MT + MT - 1, and:
  *   Q (128 x D) is copied to shared memory once; where the shape keeps Q in registers its
  *   A fragments are read from there once, else each k-step reads them (ldmatrix)
  *   K and V tiles of BK keys go through a ring of ST stages filled by cp.async: while tile
@@ -53,7 +53,7 @@
 #define BK KILN_TQ_BLOCK_K(D)
 #define ST KILN_TQ_STAGES(D)
 #define QREG KILN_TQ_Q_IN_REGS(D)
-#define BQ KILN_ATTN_TENSOR_BLOCK_Q
+#define BQ KILN_TQ_BLOCK_Q(D)
 #define NT KILN_TQ_THREADS(D)
 #define LDS KILN_TQ_LDS(D)
 #define NKT (BK / 8)  /* score tiles (n = 8 keys) per m16 tile */
@@ -105,7 +105,12 @@ KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
     }
 }
 
-KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
+#if KILN_TQ_MIN_BLOCKS(D) > 1
+#define KILN_TQ_BOUNDS NT, KILN_TQ_MIN_BLOCKS(D)
+#else
+#define KILN_TQ_BOUNDS NT
+#endif
+KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 {
     KILN_DYNAMIC_SHARED(smem, KILN_TQ_SMEM_BYTES(D));
     const kiln_sptr sbase = kiln_sptr_of((kiln_elem *)smem);
@@ -115,19 +120,27 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 lane = tid % 32, warp = tid / 32;
     const kiln_i32 g = lane / 4, tq = lane % 4;
-    const kiln_i64 hk = kiln_block_y();
-    const kiln_i64 b = kiln_block_z() / a.num_splits;
-    const kiln_i64 split = kiln_block_z() % a.num_splits;
-    const kiln_i64 group = a.heads_q / a.heads_kv;
-    const kiln_i32 hd = (kiln_i32)a.head_dim;
-    const kiln_seq s = kiln_seq_of(&a, b);
     /* Under a causal mask (or a window open to the left) blocks of later queries see more
      * keys: those start first, so the short ones fill the tail of the grid. */
 #if KILN_MASK == KILN_MASK_FULL
-    const kiln_i64 p0 = kiln_block_x() * BQ;
+    const kiln_i64 bx = kiln_block_x(), hk = kiln_block_y(), bz = kiln_block_z();
+    const kiln_i64 p0 = bx * BQ;
+#elif KILN_TQ_HEAVY_FIRST
+    /* The linear block number, with the query block the slowest index: every head's and
+     * batch's last query block runs before any one's second last. */
+    const kiln_i64 nyz = kiln_grid_y() * kiln_grid_z();
+    const kiln_i64 lin = kiln_block_x() + kiln_grid_x() * (kiln_block_y() + kiln_grid_y() * kiln_block_z());
+    const kiln_i64 hk = lin % nyz % kiln_grid_y(), bz = lin % nyz / kiln_grid_y();
+    const kiln_i64 p0 = (kiln_grid_x() - 1 - lin / nyz) * BQ;
 #else
+    const kiln_i64 hk = kiln_block_y(), bz = kiln_block_z();
     const kiln_i64 p0 = (kiln_grid_x() - 1 - kiln_block_x()) * BQ;
 #endif
+    const kiln_i64 b = bz / a.num_splits;
+    const kiln_i64 split = bz % a.num_splits;
+    const kiln_i64 group = a.heads_q / a.heads_kv;
+    const kiln_i32 hd = (kiln_i32)a.head_dim;
+    const kiln_seq s = kiln_seq_of(&a, b);
     const kiln_i64 rows = s.sq * group;
     if (p0 >= rows) return; /* whole block leaves together: no barrier is skipped */
 
@@ -135,9 +148,6 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     kiln_i64 lo, hi;
     kiln_key_range(&a, &s, p0, BQ, rows, group, split, &lo, &hi);
     const kiln_band band = kiln_band_of(&a);
-    /* The block's first and last query, to tell tiles no row masks. */
-    const kiln_i64 i0 = p0 / group;
-    const kiln_i64 i_last = ((p0 + BQ < rows ? p0 + BQ : rows) - 1) / group;
 
     const kiln_elem *q = (const kiln_elem *)a.q;
     const kiln_elem *k = (const kiln_elem *)a.k;
@@ -179,6 +189,23 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                                          KILN_LOG2E
                                    : 0.0f;
         }
+
+    /* The warp's first and last query (rows past the end count as the last row), to tell
+     * tiles that none of its rows masks; and keys [wf, we) less lo, those some row of the
+     * warp can see (rows are in query order, and the band's ends grow with the query). */
+    const kiln_i64 pw = p0 + warp * MT * 16;
+    const kiln_i64 wi0 = (pw < rows ? pw : rows - 1) / group;
+    const kiln_i64 wi1 = (pw + MT * 16 < rows ? pw + MT * 16 - 1 : rows - 1) / group;
+#if KILN_TQ_WARP_SKIP
+    kiln_i32 wf, we;
+    {
+        kiln_i64 f = wi0 + diag + band.lo, e = wi1 + diag + band.hi + 1;
+        if (f < lo) f = lo;
+        if (e > hi) e = hi;
+        wf = (kiln_i32)(f - lo);
+        we = f < e ? (kiln_i32)(e - lo) : 0;
+    }
+#endif
 
     /* Scores live in base-2 units (natural logit * log2 e) so each weight is one exp2. */
     const float scale2 = a.scale * KILN_LOG2E, softcap2 = a.softcap * KILN_LOG2E;
@@ -232,7 +259,9 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         #pragma unroll
         for (kiln_i32 kc = 0; kc < NKC; ++kc)
             kiln_ldmatrix_x4(qf[mt][kc], kiln_sptr_add(qs, q_lane + mt * 16 * LDS + kc * 16));
+#if !KILN_TQ_ONE_BARRIER /* else the first step's barrier comes before that stage is filled */
     kiln_sync(); /* every warp has its Q fragments: the last stage may be filled */
+#endif
 #endif
 
     for (kiln_i64 t = 0; t < ntiles; ++t) {
@@ -240,9 +269,12 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         const kiln_i32 slot = (kiln_i32)(t % ST);
         const kiln_sptr ks = kiln_sptr_add(sbase, STAGE_AT(slot));
         const kiln_sptr vs = kiln_sptr_add(ks, TILE_ELEMS);
+#if KILN_TQ_ONE_BARRIER
+        kiln_cp_async_wait_n(ST - 2); /* tile t (tiles t + 1 .. t + ST - 2 may be in flight) */
+        kiln_sync(); /* tile t is visible; every warp is done with tile t - 1's stage */
+#endif
         {
-            /* Tile t + ST - 1 goes to the stage tile t - 1 left (free since the barrier
-             * that ended the previous step). */
+            /* Tile t + ST - 1 goes to the stage tile t - 1 left. */
             const kiln_i64 nx = t + ST - 1;
             const kiln_sptr kn = kiln_sptr_add(sbase, STAGE_AT((kiln_i32)(nx % ST)));
             if (nx < ntiles)
@@ -250,8 +282,18 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                                 lo + nx * BK, hi, hd);
             kiln_cp_async_commit();
         }
+#if KILN_TQ_ONE_BARRIER
+        /* Row offsets of tile t + ST into the ring slot of tile t (issued steps ago; read
+         * after the next step's barrier). */
+        if (t + ST < ntiles) kiln_kv_rows(&a, &s, b, hk, kt + ST * BK, hi, BK, kv_row[slot]);
+#else
         kiln_cp_async_wait_n(ST - 1); /* tile t */
         kiln_sync();
+#endif
+        const kiln_i32 tk = (kiln_i32)(t * BK);
+#if KILN_TQ_WARP_SKIP
+        if (tk + BK > wf && tk < we) {
+#endif
 
         /* S = Q K^T: per k-step, two score tiles' K fragments per ldmatrix, used by every
          * m16 tile of the warp. */
@@ -287,7 +329,9 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         }
 
         /* Logits: scale or soft-cap, ALiBi, mask. Each test is uniform over the block, so
-         * it is made once per tile, not per score. */
+         * it is made once per tile, not per score (the mask's once per warp). fold is the factor still to apply (the
+         * scale, where it is positive and nothing else transforms the score; else 1). */
+        float fold = 1.0f;
         if (a.softcap != 0.0f) {
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
@@ -296,16 +340,17 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                     #pragma unroll
                     for (kiln_i32 x = 0; x < 4; ++x)
                         sc[mt][n][x] = softcap2 * kiln_tanhf(sc[mt][n][x] * capscale);
-        } else {
+        } else if (!KILN_TQ_FOLD_SCALE || a.alibi || !(scale2 > 0.0f)) {
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
                 #pragma unroll
                 for (kiln_i32 n = 0; n < NKT; ++n)
                     #pragma unroll
                     for (kiln_i32 x = 0; x < 4; ++x) sc[mt][n][x] *= scale2;
+        } else {
+            fold = scale2;
         }
         /* Tile coordinates: key kt + jj of a row is on its diagonal when jj == dr - t * BK. */
-        const kiln_i32 tk = (kiln_i32)(t * BK);
         if (a.alibi) {
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
@@ -318,7 +363,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                         sc[mt][n][x] -= slope[mt][r] * (float)(dist < 0 ? -dist : dist);
                     }
         }
-        if (!kiln_tile_whole(band, kt, BK, hi, i0, i_last, diag)) {
+        if (!kiln_tile_whole(band, kt, BK, hi, wi0, wi1, diag)) { /* per warp: uniform */
             const kiln_i32 lim = (kiln_i32)(hi - kt < BK ? hi - kt : BK);
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
@@ -338,25 +383,33 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         #pragma unroll
         for (kiln_i32 mt = 0; mt < MT; ++mt) {
             float mx[2];
-            mx[0] = m[mt][0];
-            mx[1] = m[mt][1];
+            mx[0] = sc[mt][0][0];
+            mx[1] = sc[mt][0][2];
             #pragma unroll
             for (kiln_i32 n = 0; n < NKT; ++n)
                 #pragma unroll
                 for (kiln_i32 x = 0; x < 4; ++x)
-                    mx[x >> 1] = kiln_fmax_nan(mx[x >> 1], sc[mt][n][x]);
+                    if (n || (x & 1)) mx[x >> 1] = kiln_fmax_nan(mx[x >> 1], sc[mt][n][x]);
             #pragma unroll
             for (kiln_i32 r = 0; r < 2; ++r) {
                 mx[r] = kiln_fmax_nan(mx[r], kiln_shfl_xor(mx[r], 1));
                 mx[r] = kiln_fmax_nan(mx[r], kiln_shfl_xor(mx[r], 2));
+                /* The tile's max in base-2 units (-inf stays -inf: fold > 0), then the
+                 * running one. */
+                mx[r] = kiln_fmax_nan(m[mt][r], mx[r] * fold);
                 use[mt][r] = first[mt][r] < tk + BK ? mx[r] : 0.0f;
                 const float alpha = kiln_exp2f(m[mt][r] - use[mt][r]);
                 m[mt][r] = mx[r];
-                l[mt][r] *= alpha;
-                #pragma unroll
-                for (kiln_i32 n = 0; n < NDT; ++n) {
-                    o[mt][n][2 * r] *= alpha;
-                    o[mt][n][2 * r + 1] *= alpha;
+#if KILN_TQ_LAZY_RESCALE
+                if (alpha != 1.0f) /* NaN too */
+#endif
+                {
+                    l[mt][r] *= alpha;
+                    #pragma unroll
+                    for (kiln_i32 n = 0; n < NDT; ++n) {
+                        o[mt][n][2 * r] *= alpha;
+                        o[mt][n][2 * r + 1] *= alpha;
+                    }
                 }
             }
         }
@@ -371,10 +424,10 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                 #pragma unroll
                 for (kiln_i32 hf = 0; hf < 2; ++hf) {
                     const float *c = sc[mt][2 * kc + hf];
-                    const float e0 = kiln_exp2f(c[0] - use[mt][0]);
-                    const float e1 = kiln_exp2f(c[1] - use[mt][0]);
-                    const float e2 = kiln_exp2f(c[2] - use[mt][1]);
-                    const float e3 = kiln_exp2f(c[3] - use[mt][1]);
+                    const float e0 = kiln_exp2f(c[0] * fold - use[mt][0]);
+                    const float e1 = kiln_exp2f(c[1] * fold - use[mt][0]);
+                    const float e2 = kiln_exp2f(c[2] * fold - use[mt][1]);
+                    const float e3 = kiln_exp2f(c[3] * fold - use[mt][1]);
                     l[mt][0] += e0 + e1;
                     l[mt][1] += e2 + e3;
                     pf[mt][2 * hf] = kiln_pack2(e0, e1);
@@ -392,9 +445,14 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
             }
         }
 
+#if KILN_TQ_WARP_SKIP
+        }
+#endif
+#if !KILN_TQ_ONE_BARRIER
         /* Row offsets of tile t + ST into the ring slot tile t used (its copies are done). */
         if (t + ST < ntiles) kiln_kv_rows(&a, &s, b, hk, kt + ST * BK, hi, BK, kv_row[slot]);
         kiln_sync(); /* every warp is done with this stage and the offsets are written */
+#endif
     }
     kiln_cp_async_wait0(); /* nothing in flight when the block ends */
 

@@ -1,7 +1,7 @@
 /*
  * Launch shape of the tensor-tier attention kernel (kernels/attention_mma.cu) per compiled
  * head dim, shared with the host that sizes its grid, block and dynamic shared memory
- * (src/gpu/variants.c). Every shape holds 128 packed (query, head) rows per block:
+ * (src/gpu/variants.c). Every default shape holds 128 packed (query, head) rows per block:
  *
  *   head dim   warps  m16 tiles  keys per  stages  Q fragments   registers (sm_90)
  *                     per warp   tile
@@ -18,14 +18,20 @@
  * D = 160 they cost an 8-byte spill, at 192 56 bytes); above, each k-step reads them by
  * ldmatrix (one per 8 mma). D = 256 with 64-key tiles spilled 56 bytes; 32-key tiles do
  * not. The compile matrix log prints every variant's registers and shared memory, and
- * fails on any stack frame. The GPU throughput of these shapes (and of a head dim such as
- * 72 on the 80 kernel against the generic tier) is what bench/tensor_run.sh measures; it
- * has not been measured yet, so the choice between them is by register fit alone.
+ * fails on any stack frame.
+ *
+ * With the schedule switches below on (bf16, sm_90, no stack frame in any): D = 64 185
+ * registers full / 189 causal, 96 212 / 216, 128 253 / 246, so one block of 8 warps per
+ * SM from D = 64 up (Nsight Compute on D = 128 before them: issue slots 35% busy, 0.51
+ * eligible warps per scheduler). The register cap of 3 blocks per SM (KILN_TQ_MIN_BLOCKS,
+ * 168 at 4 warps) fits D = 64 without a spill; 2 blocks of 8 warps (128) spill 88 bytes,
+ * and 2 m16 tiles per warp at D = 64 still spill (24 bytes, 40 with Q in shared memory).
+ * Which shape is faster on the GPU (8 warps against 4 warps and 2 or 3 blocks per SM, 2
+ * against 3 stages, each switch on against off) is what bench/tensor_ab.sh measures, one
+ * build per alternative; until it has, the defaults are the shapes above.
  */
 #ifndef KILN_ATTENTION_MMA_H
 #define KILN_ATTENTION_MMA_H
-
-#define KILN_ATTN_TENSOR_BLOCK_Q 128 /* packed (query, head) rows per block, every shape */
 
 /* The compiled head dims, ascending; another head dim runs on the next larger one with
  * the extra columns zero. */
@@ -37,6 +43,31 @@
 #define KILN_TQ_STAGES(d) 2
 #define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)
 #define KILN_TQ_THREADS(d) (32 * KILN_TQ_WARPS(d))
+/* Blocks per SM the register allocation must allow (__launch_bounds__'s second argument:
+ * ptxas caps registers at 65536 / (threads x this)). */
+#define KILN_TQ_MIN_BLOCKS(d) 1
+/* Packed (query, head) rows per block. */
+#define KILN_TQ_BLOCK_Q(d) (16 * KILN_TQ_MTILES(d) * KILN_TQ_WARPS(d))
+
+/* Schedule switches, each 0 or 1 (bench/tensor_ab.sh times both sides):
+ *   ONE_BARRIER  one barrier per key tile: the copy of tile t + ST - 1 starts after the
+ *                barrier that follows the wait for tile t (that barrier also ends every
+ *                warp's use of the stage it overwrites); 0 issues it before the wait and
+ *                adds a barrier at the end of each step
+ *   FOLD_SCALE   without soft-cap or ALiBi, scores stay unscaled up to the softmax: the
+ *                row max is scaled once and each weight is exp2 of one FFMA
+ *   HEAVY_FIRST  under a mask that makes later query blocks heavier, the block order
+ *                runs over the query blocks slowest, last first, across every head and
+ *                batch (0: last first within each head)
+ *   WARP_SKIP    a warp whose rows see no key of a tile (a causal block's last tiles)
+ *                skips its products and softmax for that tile
+ *   LAZY_RESCALE O and the row sum are rescaled only where the row max moved (a branch
+ *                per row half; exact, since the factor is otherwise 1); default 0 */
+#define KILN_TQ_ONE_BARRIER 1
+#define KILN_TQ_FOLD_SCALE 1
+#define KILN_TQ_HEAVY_FIRST 1
+#define KILN_TQ_WARP_SKIP 1
+#define KILN_TQ_LAZY_RESCALE 0
 /* Shared-memory row stride in elements: 8 more than a row, so the 8 rows of an ldmatrix
  * fall in 8 different 16-byte bank groups for every head dim above. */
 #define KILN_TQ_LDS(d) ((d) + 8)
@@ -44,7 +75,7 @@
  * row offsets, and the Q tile unless its fragments live in registers (then it is read
  * from the last stage's space before that stage is first filled). */
 #define KILN_TQ_SMEM_BYTES(d)                                                               \
-    (((KILN_TQ_Q_IN_REGS(d) ? 0 : KILN_ATTN_TENSOR_BLOCK_Q) +                                \
+    (((KILN_TQ_Q_IN_REGS(d) ? 0 : KILN_TQ_BLOCK_Q(d)) +                                \
       2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *                                          \
          KILN_TQ_LDS(d) * 2 +                                                                \
      KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d) * 16)

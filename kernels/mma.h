@@ -36,7 +36,7 @@
  * kiln_movmatrix_trans(r): movmatrix.sync.aligned.m8n8.trans.b16 (sm_75+): the 8 x 8 16-bit
  * matrix whose row g, columns 2t..2t+1 lane (g, t) holds in r, transposed: the result in
  * lane (g, t) is M[2t][g] (low half) and M[2t+1][g] (high half).
- * kiln_grid_x(): the grid's x size.
+ * kiln_grid_x(), kiln_grid_y(), kiln_grid_z(): the grid's x, y and z sizes.
  * Every lane of the warp must make each call (warp-uniform control flow).
  */
 #ifndef KILN_MMA_H
@@ -48,6 +48,8 @@
 
 #define KILN_ALIGN16 _Alignas(16)
 #define kiln_grid_x() kiln_host_grid[0]
+#define kiln_grid_y() kiln_host_grid[1]
+#define kiln_grid_z() kiln_host_grid[2]
 #define KILN_DYNAMIC_SHARED(name, bytes) static _Alignas(16) unsigned char name[bytes]
 typedef kiln_elem *kiln_sptr;
 KILN_DEV kiln_sptr kiln_sptr_of(kiln_elem *p) { return p; }
@@ -183,6 +185,8 @@ KILN_DEV float kiln_shfl_xor(float x, int m)
 
 #define KILN_ALIGN16 __align__(16)
 #define kiln_grid_x() ((kiln_i64)gridDim.x)
+#define kiln_grid_y() ((kiln_i64)gridDim.y)
+#define kiln_grid_z() ((kiln_i64)gridDim.z)
 #define KILN_DYNAMIC_SHARED(name, bytes) extern __shared__ __align__(16) unsigned char name[]
 
 /* The hardware 2^x (relative error about 2^-22, results below 2^-126 flushed to 0; -inf

@@ -554,7 +554,7 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
         return KILN_OK;
     }
     KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
-    const int64_t bq = v->family ? KILN_ATTN_WMMA_BLOCK_Q : KILN_ATTN_TENSOR_BLOCK_Q;
+    const int64_t bq = v->family ? KILN_ATTN_WMMA_BLOCK_Q : KILN_TQ_BLOCK_Q(v->head_dim);
     if (v->tier == KILN_GPU_TIER_ID_TENSOR)
         KILN_FORWARD(fit("attention", "x (query tiles)", (a->seqlen_q * group + bq - 1) / bq,
                          GRID_X_MAX, &grid[0]));

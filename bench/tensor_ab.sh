@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# One call on a CUDA machine (about 5 minutes on an H200 with 16 cores) that compares the
+# tensor (mma.sync) tier's compile-time alternatives (kernels/attention_mma.h) on BENCH.md
+# suite 2, each beside FlashAttention-2 (SDPA flash) in the same process:
+#   1. builds the tree as it is (Release, tests, no compile matrix) and, in parallel, one
+#      copy of the library and CLI per alternative with its defaults edited by sed
+#   2. runs the GPU conformance entries with KILN_GPU_TIER=tensor (the tree as it is) while
+#      the alternatives' kernels compile into their own caches (NVRTC, on the CPU)
+#   3. runs suite 2 with the tier forced once per alternative and prints one table:
+#      TFLOP/s per shape per alternative, FA2's beside it, and the ratio
+# Alternatives (name: what differs from the defaults):
+#   new     the defaults
+#   old     ONE_BARRIER, FOLD_SCALE, HEAVY_FIRST and WARP_SKIP all 0: the schedule before
+#           those switches existed
+#   st3     3 cp.async stages (K / V tiles in flight) up to head dim 128
+#   w4      4 warps (64 rows) per block from head dim 64 to 128: 2 blocks per SM
+#   w4b3    w4, and up to head dim 64 registers capped for 3 blocks per SM (168)
+#   w4st3   both (not in the default list)
+#   perhead HEAVY_FIRST 0: causal blocks last first within each head (K / V of one head
+#           shared in L2 by the blocks running together), the rest as new
+#   lazy    LAZY_RESCALE 1: O rescaled only where a row's max moved
+# ALTS="new st3" narrows the list; STEPS="bench" skips the conformance run.
+# Everything goes to $OUT: summary.txt and logs.tgz (every log and the benchmark JSON).
+#   bash bench/tensor_ab.sh
+set -u
+out=${OUT:-${TMPDIR:-/tmp}/kiln-tensor-ab}
+work=/tmp/kiln-tab
+logs=$work/logs
+rm -rf "$work"
+mkdir -p "$out" "$logs"
+alts=${ALTS:-new w4 w4b3 perhead st3 old lazy}
+steps=${STEPS:-ctest bench}
+jobs=$(nproc 2>/dev/null || echo 4)
+[ "$jobs" -gt 16 ] && jobs=16
+sum="$out/summary.txt"
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$sum"; }
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  git log -1 --format='kiln %h %s' 2>/dev/null || echo "kiln (no git)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+} > "$sum" 2>&1
+finish() {
+  tar czf "$out/logs.tgz" -C "$work" logs results 2>/dev/null
+  cat "$sum"
+}
+
+h=kernels/attention_mma.h
+edit() { # alternative name, tree: applies the alternative's defaults to the tree's header
+  case $1 in
+    new) ;;
+    old) sed -i -E 's/^#define KILN_TQ_(ONE_BARRIER|FOLD_SCALE|HEAVY_FIRST|WARP_SKIP) 1$/#define KILN_TQ_\1 0/' "$2/$h" ;;
+    st3) sed -i 's/^#define KILN_TQ_STAGES(d) 2$/#define KILN_TQ_STAGES(d) ((d) <= 128 ? 3 : 2)/' "$2/$h" ;;
+    w4) sed -i 's/^#define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 128 ? 4 : 8)/' "$2/$h" ;;
+    w4st3) edit st3 "$2"; edit w4 "$2" ;;
+    w4b3) edit w4 "$2"
+      sed -i 's/^#define KILN_TQ_MIN_BLOCKS(d) 1$/#define KILN_TQ_MIN_BLOCKS(d) ((d) <= 64 ? 3 : 1)/' "$2/$h" ;;
+    perhead) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 1$/#define KILN_TQ_HEAVY_FIRST 0/' "$2/$h" ;;
+    lazy) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 0$/#define KILN_TQ_LAZY_RESCALE 1/' "$2/$h" ;;
+    *) echo "unknown alternative $1"; return 1 ;;
+  esac
+}
+
+# 1. Builds. The main one (with tests) is the "new" alternative's library too.
+b=$work/build
+tests="test_conformance test_conformance_paged test_conformance_random test_conformance_splits
+       test_conformance_threads test_conformance_varlen test_conformance_nonfinite
+       test_conformance_empty test_activation"
+{ cmake -S . -B $b -DKILN_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Release &&
+  cmake --build $b -j "$jobs" --target kiln kiln_tool $tests; } > "$logs/build_main.log" 2>&1 &
+pids=$!
+for alt in $alts; do
+  [ "$alt" = new ] && continue
+  src=$work/src_$alt
+  mkdir -p "$src"
+  cp -r CMakeLists.txt CMakePresets.json cmake include src kernels tools tests bench python "$src"/
+  edit "$alt" "$src" || continue
+  if diff -u "$h" "$src/$h" > "$logs/diff_$alt.txt"; then
+    stamp "$alt: its edit of $h matched nothing, not built"
+    continue
+  fi
+  { cmake -S "$src" -B "$work/build_$alt" -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$work/build_$alt" -j "$jobs" --target kiln kiln_tool; } > "$logs/build_$alt.log" 2>&1 &
+  pids="$pids $!"
+done
+wait $pids
+libdir() { [ "$1" = new ] && echo "$b" || echo "$work/build_$1"; }
+ok=""
+for alt in $alts; do
+  if [ -f "$(libdir "$alt")/libkiln.so" ] && [ -x "$(libdir "$alt")/kiln" ]; then
+    ok="$ok $alt"
+  else
+    stamp "build of $alt failed:"
+    tail -15 "$logs/build_$([ "$alt" = new ] && echo main || echo "$alt").log" >> "$sum"
+  fi
+done
+stamp "built:$ok"
+
+# 2. Warm every alternative's kernel cache (suite 2's variants: D 64, 96, 128, 256, causal
+# and not) in parallel on the CPU, while the conformance suites run on the GPU.
+warm() { # alternative
+  local k; k="$(libdir "$1")/kiln"
+  for d in 64 96 128 256; do
+    for c in "" "--causal"; do
+      KILN_CACHE_DIR=$work/cache_$1 KILN_GPU_TIER=tensor timeout 120 "$k" bench attention \
+        --backend cuda --dtype bf16 --batch 1 --heads $((2048 / d)) --head-dim $d --seqlen 256 \
+        $c --warmup 0 --iters 1 --rounds 1 > "$logs/warm_$1_d$d$c.log" 2>&1 &
+    done
+  done
+  wait
+}
+wpids=""
+for alt in $ok; do warm "$alt" & wpids="$wpids $!"; done
+case " $steps " in *" ctest "*)
+  if [ -d "$b/tests" ]; then
+    KILN_CACHE_DIR=$work/cache_ctest KILN_GPU_TIER=tensor KILN_TEST_BACKEND=cuda timeout 90 \
+      ctest --test-dir "$b" -L '^gpu$' --output-on-failure -j 6 --timeout 85 \
+      > "$logs/ctest_tensor.log" 2>&1
+    stamp "ctest -L gpu, KILN_GPU_TIER=tensor: rc=$?"
+    grep -E "tests passed|tests failed|\*\*\*|Failed|FAIL|Timeout" "$logs/ctest_tensor.log" |
+      head -25 >> "$sum"
+  fi ;;
+esac
+wait $wpids
+stamp "warmed"
+grep -lE "rror|nsupported|not covered" "$logs"/warm_* 2>/dev/null | head -8 | while read -r f; do
+  echo "warm-up trouble in $(basename "$f"): $(grep -m1 -E "rror|nsupported|not covered" "$f")" >> "$sum"
+done
+
+# 3. Suite 2 per alternative, FA2 beside it in the same process.
+mkdir -p "$work/results"
+case " $steps " in *" bench "*)
+  for alt in $ok; do
+    if [ $(( $(date +%s) - t0 )) -gt 270 ]; then stamp "out of time: $alt not run"; continue; fi
+    KILN_CACHE_DIR=$work/cache_$alt KILN_LIBRARY="$(libdir "$alt")/libkiln.so" PYTHONPATH=python \
+      timeout 100 python3 bench/reference_benchmark.py --only prefill --kiln-tiers tensor \
+      --sdpa flash --out "$work/results/$alt" > "$logs/prefill_$alt.log" 2>&1
+    stamp "suite 2, $alt: rc=$?"
+  done
+  python3 - "$work/results" $ok >> "$sum" 2>&1 <<'EOF'
+import glob, json, os, sys
+root, alts = sys.argv[1], sys.argv[2:]
+rows, fa2, diff, disp = {}, {}, {}, {}
+for alt in alts:
+    for path in glob.glob(os.path.join(root, alt, "prefill_*.json")):
+        for r in json.load(open(path))["results"]:
+            key = (r["D"], r["S"], r["causal"])
+            c = r["contenders"]
+            rows.setdefault(key, {})[alt] = c.get("kiln_tensor", {}).get("tflops")
+            fa2.setdefault(key, {})[alt] = c.get("sdpa_flash", {}).get("tflops")
+            e = c.get("kiln_tensor", {})
+            d = e.get("max_abs_diff_vs_sdpa_flash")
+            if d is not None:
+                diff[alt] = max(diff.get(alt, 0.0), d)
+            if "error" in e:
+                disp.setdefault(alt, "error: " + str(e["error"])[:100])
+            elif "dispatch" in e:
+                disp.setdefault(alt, str(e["dispatch"])[:100])
+fmt = lambda x: f"{x:6.1f}" if x else "     -"
+print("suite 2, TFLOP/s: kiln tensor per alternative (FA2 in the same run), then the best "
+      "alternative's ratio to FA2")
+print(f"{'shape':<16}" + "".join(f"{a:<17}" for a in alts) + "best/FA2")
+for key in sorted(rows):
+    d, s, causal = key
+    cells, best = "", None
+    for a in alts:
+        k, f = rows[key].get(a), fa2[key].get(a)
+        cells += f"{fmt(k)} ({fmt(f).strip():>5})   "
+        if k and f and (best is None or k / f > best[1]):
+            best = (a, k / f)
+    label = f"D{d} S{s // 1024}k {'c' if causal else 'nc'}"
+    print(f"{label:<16}{cells} " + (f"{best[1]:.2f} {best[0]}" if best else "-"))
+print("largest |kiln - FA2| over the shapes (bf16 outputs: rounding gives about 1e-2, a broken kernel 1 or NaN):")
+for a in alts:
+    print(f"  {a:<8} {diff.get(a, float('nan')):.4g}   first dispatch: {disp.get(a, '-')}")
+EOF
+  ;;
+esac
+stamp "done"
+finish
