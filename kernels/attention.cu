@@ -68,13 +68,8 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i64 hd = a.head_dim;
     const kiln_seq s = kiln_seq_of(&a, b);
     const kiln_i64 p0 = kiln_block_x() * BQ;
-    const kiln_i64 rows = s.sq * group;
-    if (p0 >= rows) return; /* whole block leaves together: no barrier is skipped */
-
-    const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
-    kiln_i64 lo, hi;
-    kiln_key_range(&a, &s, p0, BQ, rows, group, split, &lo, &hi);
-    const kiln_band band = kiln_band_of(&a);
+    kiln_span sp;
+    if (!kiln_span_of(&a, &s, p0, BQ, group, split, &sp)) return;
 
     const kiln_elem *q = (const kiln_elem *)a.q;
     const kiln_elem *k = (const kiln_elem *)a.k;
@@ -83,7 +78,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     for (kiln_i32 e = t; e < BQ * DMAX; e += NT) {
         kiln_i32 r = e / DMAX, d = e % DMAX;
         kiln_elem x = kiln_f32_to_elem(0.0f);
-        if (p0 + r < rows && d < hd) {
+        if (p0 + r < sp.rows && d < hd) {
             kiln_i64 i = (p0 + r) / group, h = hk * group + (p0 + r) % group;
             x = q[s.q_off + i * a.q_stride_row + h * a.q_stride_head + d];
         }
@@ -91,7 +86,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     }
     if (t < BQ) {
         /* Rows past the end keep a valid head so every index stays in range. */
-        kiln_i64 p = p0 + t < rows ? p0 + t : rows - 1;
+        kiln_i64 p = p0 + t < sp.rows ? p0 + t : sp.rows - 1;
         row_i[t] = p / group;
         row_h[t] = hk * group + p % group;
         row_slope[t] = a.alibi ? a.alibi[b * a.alibi_stride_batch + row_h[t]] : 0.0f;
@@ -107,15 +102,15 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
         #pragma unroll
         for (kiln_i32 c = 0; c < CPT; ++c) acc[r][c] = 0.0f;
 
-    for (kiln_i64 kt = lo; kt < hi; kt += BK) {
+    for (kiln_i64 kt = sp.lo; kt < sp.hi; kt += BK) {
         kiln_sync(); /* previous tile fully consumed (and qs / row state written) */
         /* Row offsets once per key, so the page lookup is not repeated per element. */
-        kiln_kv_rows(&a, &s, b, hk, kt, hi, BK, kv_row);
+        kiln_kv_rows(&a, &s, b, hk, kt, sp.hi, BK, kv_row);
         kiln_sync();
         for (kiln_i32 e = t; e < BK * DMAX; e += NT) {
             kiln_i32 jj = e / DMAX, d = e % DMAX;
             kiln_elem kx = kiln_f32_to_elem(0.0f), vx = kiln_f32_to_elem(0.0f);
-            if (kt + jj < hi && d < hd) {
+            if (kt + jj < sp.hi && d < hd) {
                 kx = k[kv_row[jj][0] + d];
                 vx = v[kv_row[jj][1] + d];
             }
@@ -144,10 +139,11 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
                 float x = dot[r] * a.scale;
                 if (a.softcap != 0.0f) x = a.softcap * kiln_tanhf(x / a.softcap);
                 if (a.alibi) {
-                    kiln_i64 dist = i + diag - j;
+                    kiln_i64 dist = i + sp.diag - j;
                     x -= row_slope[row] * (float)(dist < 0 ? -dist : dist);
                 }
-                const int visible = j < hi && kiln_key_visible(band, (kiln_i32)(j - (i + diag)));
+                const int visible =
+                    j < sp.hi && kiln_key_visible(sp.band, (kiln_i32)(j - (i + sp.diag)));
                 ss[row][c] = visible ? x : kiln_neg_inf();
             }
         }
@@ -199,7 +195,7 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
 
     #pragma unroll
     for (kiln_i32 r = 0; r < RPT; ++r) {
-        if (p0 + pr + r >= rows) continue;
+        if (p0 + pr + r >= sp.rows) continue;
         const kiln_i64 i = row_i[pr + r], h = row_h[pr + r];
         const float l = row_l[pr + r];
         /* l is 0 exactly when no visible key contributed; NaN propagates. */

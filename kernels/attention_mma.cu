@@ -141,13 +141,10 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i64 group = a.heads_q / a.heads_kv;
     const kiln_i32 hd = (kiln_i32)a.head_dim;
     const kiln_seq s = kiln_seq_of(&a, b);
-    const kiln_i64 rows = s.sq * group;
-    if (p0 >= rows) return; /* whole block leaves together: no barrier is skipped */
-
-    const kiln_i64 diag = s.sk - s.sq; /* key j is on row i's diagonal when j == i + diag */
-    kiln_i64 lo, hi;
-    kiln_key_range(&a, &s, p0, BQ, rows, group, split, &lo, &hi);
-    const kiln_band band = kiln_band_of(&a);
+    kiln_span sp;
+    if (!kiln_span_of(&a, &s, p0, BQ, group, split, &sp)) return;
+    const kiln_i64 rows = sp.rows, diag = sp.diag, lo = sp.lo, hi = sp.hi;
+    const kiln_band band = sp.band;
 
     const kiln_elem *q = (const kiln_elem *)a.q;
     const kiln_elem *k = (const kiln_elem *)a.k;

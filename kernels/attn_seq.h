@@ -138,6 +138,26 @@ KILN_DEV void kiln_key_range(const kiln_attn_args *a, const kiln_seq *s, kiln_i6
     }
 }
 
+/* What a block of the attention kernels covers: packed (query, head) rows p0 .. p0 + bq - 1
+ * of its sequence's rows (s->sq x group in all), the keys lo .. hi - 1 that this split of
+ * them sees, and the mask's band; key j is on row i's diagonal when j == i + diag. 0 when
+ * the block holds no row: then the whole block leaves together, so no barrier is skipped. */
+typedef struct kiln_span {
+    kiln_i64 rows, diag, lo, hi;
+    kiln_band band;
+} kiln_span;
+
+KILN_DEV int kiln_span_of(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 p0,
+                          kiln_i64 bq, kiln_i64 group, kiln_i64 split, kiln_span *sp)
+{
+    sp->rows = s->sq * group;
+    if (p0 >= sp->rows) return 0;
+    sp->diag = s->sk - s->sq;
+    kiln_key_range(a, s, p0, bq, sp->rows, group, split, &sp->lo, &sp->hi);
+    sp->band = kiln_band_of(a);
+    return 1;
+}
+
 /* Whether no key of kt .. kt + n - 1 (all below hi) is masked for any query i0 .. i_last:
  * the band is an interval, so its two far corners decide. */
 KILN_DEV int kiln_tile_whole(kiln_band m, kiln_i64 kt, kiln_i64 n, kiln_i64 hi, kiln_i64 i0,
