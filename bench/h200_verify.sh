@@ -43,7 +43,7 @@ echo "cpu: rc=$?" | tee -a "$log"
 
 step "Python binding (torch on CUDA)"
 (cd tests/python && PYTHONPATH=../../python KILN_LIBRARY="$b/libkiln.so" \
-   KILN_ABI_PROBE="$b/kiln_python_abi_probe" timeout 70 python3 run.py >> "$log" 2>&1)
+   KILN_ABI_PROBE="$b/kiln_python_abi_probe" timeout 200 python3 run.py >> "$log" 2>&1)
 echo "python: rc=$?" | tee -a "$log"
 
 for t in nonfinite paged; do
