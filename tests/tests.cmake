@@ -11,8 +11,9 @@ set(KILN_TEST_TIMEOUT 300 CACHE STRING "Seconds each C test program may run")
 file(GLOB KILN_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.c)
 list(SORT KILN_TEST_SOURCES)
 if(NOT KILN_WITH_GPU)
-  # The kernel cache and the target table belong to the GPU layer.
-  list(FILTER KILN_TEST_SOURCES EXCLUDE REGEX "/test_(cache|targets)\\.c$")
+  # The kernel cache, the target table and the AMD kernels' host checks belong to the GPU
+  # layer.
+  list(FILTER KILN_TEST_SOURCES EXCLUDE REGEX "/test_(cache|targets|amd_tensor)\\.c$")
 endif()
 
 foreach(src ${KILN_TEST_SOURCES})
