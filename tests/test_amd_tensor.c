@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "test_check.h"
+#include "manifest_text.h"
 #include "gpu/aot.h"
 #include "gpu/gpu.h"
 #include "gpu/kernel_source.h"
@@ -162,18 +163,10 @@ static kiln_rtc_entries stand_in_rtc = {rtc_version, rtc_create, rtc_destroy, rt
 /* The "options" of variant key in OUT/manifest.json. */
 static int manifest_options(const char *dir, const char *key, char *buf, size_t cap)
 {
-    char path[1024], err[256], pat[192];
-    void *data = NULL;
-    size_t len = 0;
+    char pat[192];
     const char *p, *o, *end;
-    snprintf(path, sizeof path, "%s%cmanifest.json", dir, kiln_fs_sep());
-    if (kiln_fs_read(path, &data, &len, err, sizeof err) != 0) return 0;
-    char *text = realloc(data, len + 1);
-    if (!text) {
-        free(data);
-        return 0;
-    }
-    text[len] = '\0';
+    char *text = tc_manifest_text(dir);
+    if (!text) return 0;
     snprintf(pat, sizeof pat, "\"%s\"", key);
     p = strstr(text, pat);
     end = p ? strchr(p, '}') : NULL;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "test_check.h"
+#include "manifest_text.h"
 #include "gpu/aot.h"
 #include "gpu/gpu.h"
 #include "gpu/targets.h"
@@ -53,18 +54,10 @@ static int optional_target(const char *name)
 /* Counts "\"variant\"" entries in the manifest and checks each listed file exists. */
 static size_t manifest_objects(const char *out_dir, size_t *missing)
 {
-    char path[1024], err[256];
-    void *data = NULL;
-    size_t len = 0, n = 0;
+    size_t n = 0;
     *missing = 0;
-    snprintf(path, sizeof path, "%s%cmanifest.json", out_dir, kiln_fs_sep());
-    if (kiln_fs_read(path, &data, &len, err, sizeof err) != 0) return 0;
-    char *text = realloc(data, len + 1);
-    if (!text) {
-        free(data);
-        return 0;
-    }
-    text[len] = '\0';
+    char *text = tc_manifest_text(out_dir);
+    if (!text) return 0;
     for (char *p = strstr(text, "\"file\":"); p; p = strstr(p + 1, "\"file\":")) {
         char rel[256], full[1300];
         if (sscanf(p, "\"file\": \"%255[^\"]\"", rel) != 1 &&
@@ -82,18 +75,10 @@ static size_t manifest_objects(const char *out_dir, size_t *missing)
  * *count gets how many such objects there are. */
 static size_t tensor_objects_with_stack(const char *out_dir, size_t *count)
 {
-    char path[1024], err[256];
-    void *data = NULL;
-    size_t len = 0, bad = 0;
+    size_t bad = 0;
     *count = 0;
-    snprintf(path, sizeof path, "%s%cmanifest.json", out_dir, kiln_fs_sep());
-    if (kiln_fs_read(path, &data, &len, err, sizeof err) != 0) return 0;
-    char *text = realloc(data, len + 1);
-    if (!text) {
-        free(data);
-        return 0;
-    }
-    text[len] = '\0';
+    char *text = tc_manifest_text(out_dir);
+    if (!text) return 0;
     for (char *p = strstr(text, "\"variant\":"); p; p = strstr(p + 1, "\"variant\":")) {
         char key[160];
         long long stack = -1, regs = -1, shared = -1, dyn = -1;
