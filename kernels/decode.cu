@@ -193,8 +193,11 @@ KILN_DEV void dec_scores(const kiln_attn_args *a, const dec_rows *r, const kiln_
                          const dec_kbuf *buf, kiln_i32 rel, kiln_i32 g, dec_state *st,
                          kiln_u32 pb[2])
 {
-    float sc[4];
-    sc[0] = sc[1] = sc[2] = sc[3] = 0.0f;
+    /* Two accumulators (k-steps 2j and 2j + 1), so the products form two chains of
+     * dependent mma, not one twice as long. */
+    float sc[4], sc2[2][4];
+    #pragma unroll
+    for (kiln_i32 x = 0; x < 4; ++x) sc2[0][x] = sc2[1][x] = 0.0f;
     #pragma unroll
     for (kiln_i32 j = 0; j < NJ; ++j) {
         /* Q's B fragments for k-steps 2j and 2j + 1, from shared memory (fewer live
@@ -209,9 +212,11 @@ KILN_DEV void dec_scores(const kiln_attn_args *a, const dec_rows *r, const kiln_
             af[3] = buf->k[1][j].c[2 * hh + 1];
             bf[0] = qv.c[2 * hh];
             bf[1] = qv.c[2 * hh + 1];
-            kiln_mma16816(sc, af, bf, sc);
+            kiln_mma16816(sc2[hh], af, bf, sc2[hh]);
         }
     }
+    #pragma unroll
+    for (kiln_i32 x = 0; x < 4; ++x) sc[x] = sc2[0][x] + sc2[1][x];
     /* sc[x]: key kb + g + 8 (x >> 1), row 2t + (x & 1). Scores in base-2 units. */
     const float scale2 = a->scale * KILN_LOG2E, softcap2 = a->softcap * KILN_LOG2E;
     float mx[2];
@@ -303,15 +308,18 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 lane = tid % 32, warp = tid / 32;
     const kiln_i32 g = lane / 4, t = lane % 4;
-    const kiln_i64 group = a.heads_q / a.heads_kv;
-    const kiln_i64 row_blocks = (a.seqlen_q * group + ROWS - 1) / ROWS;
-    const kiln_i64 rb = kiln_block_x() % row_blocks;
-    const kiln_i64 split = kiln_block_x() / row_blocks;
+    /* Block coordinates and packed rows in 32 bits: a decode-shaped call has at most
+     * KILN_DECODE_MAX_ROWS rows per KV head (kernels/decode.h), and 64-bit divisions cost
+     * a hundred instructions each. */
+    const kiln_i32 group = (kiln_i32)(a.heads_q / a.heads_kv);
+    const kiln_i32 row_blocks = (kiln_i32)((a.seqlen_q * group + ROWS - 1) / ROWS);
+    const kiln_i32 rb = (kiln_i32)kiln_block_x() % row_blocks;
+    const kiln_i32 split = (kiln_i32)kiln_block_x() / row_blocks;
     const kiln_i64 hk = kiln_block_y();
     const kiln_i64 b = kiln_block_z();
     const kiln_seq s = kiln_seq_of(&a, b);
-    const kiln_i64 p0 = rb * ROWS;
-    const kiln_i64 rows = s.sq * group;
+    const kiln_i32 p0 = rb * ROWS;
+    const kiln_i32 rows = (kiln_i32)s.sq * group;
     if (p0 >= rows) return; /* the whole block, and every split of its rows: none counts */
 
     const kiln_i64 diag = s.sk - s.sq;
@@ -328,25 +336,42 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     const kiln_i64 s0 = split * per < nsteps ? split * per : nsteps;
     const kiln_i64 s1 = s0 + per < nsteps ? s0 + per : nsteps;
 
+    /* This warp's steps are s0 + warp, s0 + warp + NW, ...; the first one's K and V loads
+     * go out before anything else, so the block's setup below runs under their latency. */
+    const kiln_i32 lo_r = (kiln_i32)(lo - base), hi_r = (kiln_i32)(hi - base);
+    const kiln_i32 mine = s1 - s0 > warp ? (kiln_i32)((s1 - s0 - warp + NW - 1) / NW) : 0;
+    const kiln_i32 first = (kiln_i32)(s0 + warp) * STEP;
+    dec_kbuf k0, k1;
+    dec_vbuf v0, v1;
+    if (mine > 0) {
+        dec_load_k(&a, &s, b, hk, base, first, lo_r, hi_r, g, t, &k0);
+        dec_load_v(&a, &s, b, hk, base, first, lo_r, hi_r, g, t, &v0);
+    }
+
+    /* Thread tid owns row tid / 16, dims (tid % 16) * DPT .. + DPT - 1, of the Q staging
+     * below and of the merges at the end; its row's query and head, once. */
+    const kiln_i32 row = tid / 16, d0 = (tid % 16) * DPT;
+    const kiln_i32 p = p0 + row;
+    const int live = p < rows;
+    const kiln_i32 pl = live ? p : rows - 1;
+    const kiln_i64 i = pl / group;
+    const kiln_i64 h = hk * group + pl % group;
+
     /* The block's Q rows in shared memory (zeros past the last row). Lane (g, t) reads
      * row g, dims 32j + 8t .. + 7 as its B fragments: the K fragments' dim order. */
     {
-        const kiln_elem *q = (const kiln_elem *)a.q;
-        for (kiln_i32 e = tid; e < ROWS * D; e += NT) {
-            const kiln_i32 rr = e / D, d = e % D;
-            const kiln_i64 p = p0 + rr;
-            qs[rr][d] = p < rows ? q[s.q_off + (p / group) * a.q_stride_row +
-                                     (hk * group + p % group) * a.q_stride_head + d]
-                                 : (kiln_elem)0;
-        }
+        const kiln_elem *q = (const kiln_elem *)a.q + s.q_off + i * a.q_stride_row +
+                             h * a.q_stride_head;
+        #pragma unroll
+        for (kiln_i32 e = 0; e < DPT; ++e) qs[row][d0 + e] = live ? q[d0 + e] : (kiln_elem)0;
         kiln_sync();
     }
     const kiln_elem *qrow = &qs[g][8 * t];
     dec_rows r;
     #pragma unroll
     for (kiln_i32 c = 0; c < 2; ++c) {
-        const kiln_i64 p = p0 + 2 * t + c;
-        const kiln_i64 pc = p < rows ? p : rows - 1;
+        const kiln_i32 pr = p0 + 2 * t + c;
+        const kiln_i32 pc = pr < rows ? pr : rows - 1;
         const kiln_i64 dr = pc / group + diag; /* the key on this row's diagonal */
         kiln_i64 vlo = lo, vhi = hi;
 #if KILN_MASK != KILN_MASK_FULL
@@ -377,24 +402,15 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         #pragma unroll
         for (kiln_i32 x = 0; x < 4; ++x) st.o[mt][x] = 0.0f;
 
-    /* This warp's steps s0 + warp, s0 + warp + NW, ...: two register buffers, the next
-     * step's loads issued before the current step is computed. */
+    /* This warp's steps: two register buffers, the next step's loads issued before the
+     * current step is computed. */
     {
         /* The next step's K and V are both issued before this step's scores, so a whole
          * step (8 KiB a warp at D = 128) is in flight while one is computed: all four
-         * 32-register buffers live, 246 registers, no spill. Issuing V only after the
-         * scores (three buffers live) ran 2-10% slower on an H200 (B 64, dense 4.02
-         * against 4.22 TB/s, pages of 16 3.63 against 3.98). */
-        const kiln_i32 lo_r = (kiln_i32)(lo - base), hi_r = (kiln_i32)(hi - base);
-        const kiln_i32 mine = s1 - s0 > warp ? (kiln_i32)((s1 - s0 - warp + NW - 1) / NW) : 0;
-        const kiln_i32 first = (kiln_i32)(s0 + warp) * STEP;
-        dec_kbuf k0, k1;
-        dec_vbuf v0, v1;
+         * 32-register buffers live, no spill. Issuing V only after the scores (three
+         * buffers live) ran 2-10% slower on an H200 (B 64, dense 4.02 against 4.22 TB/s,
+         * pages of 16 3.63 against 3.98). */
         kiln_u32 pb[2];
-        if (mine > 0) {
-            dec_load_k(&a, &s, b, hk, base, first, lo_r, hi_r, g, t, &k0);
-            dec_load_v(&a, &s, b, hk, base, first, lo_r, hi_r, g, t, &v0);
-        }
         for (kiln_i32 it = 0; it < mine; it += 2) {
             const kiln_i32 rel0 = first + it * NW * STEP, rel1 = rel0 + NW * STEP;
             const kiln_i32 rel2 = rel1 + NW * STEP;
@@ -416,8 +432,8 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         }
     }
 
-    /* The warps' states meet in shared memory; thread tid then owns row tid / 16, dims
-     * (tid % 16) * DPT .. + DPT - 1. */
+    /* The warps' states meet in shared memory; thread tid then merges its row and dims
+     * (row, d0 above). */
     #pragma unroll
     for (kiln_i32 c = 0; c < 2; ++c) {
         st.l[c] += kiln_shfl_xor(st.l[c], 4);
@@ -433,11 +449,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     }
     kiln_sync();
 
-    const kiln_i32 row = tid / 16, d0 = (tid % 16) * DPT;
-    const kiln_i64 p = p0 + row;
-    const int live = p < rows;
-    const kiln_i64 i = (live ? p : rows - 1) / group;
-    const kiln_i64 h = hk * group + (live ? p : rows - 1) % group;
     float acc[DPT];
     float m = kiln_neg_inf(), l = 0.0f;
     #pragma unroll
@@ -475,9 +486,14 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     const kiln_i64 split_rows = a.rows_q * a.heads_q;
     const kiln_i64 wrow = (s.row0 + i) * a.heads_q + h;
     if (live) {
+        float *wo = a.ws_out + (split * split_rows + wrow) * D + d0;
         #pragma unroll
-        for (kiln_i32 e = 0; e < DPT; ++e)
-            a.ws_out[(split * split_rows + wrow) * D + d0 + e] = acc[e] * inv;
+        for (kiln_i32 e = 0; e < DPT; e += 4) {
+            kiln_v4 x;
+            #pragma unroll
+            for (kiln_i32 u = 0; u < 4; ++u) x.c[u] = kiln_f32_bits(acc[e + u] * inv);
+            kiln_stg16(wo + e, x);
+        }
         if (tid % 16 == 0) a.ws_lse[split * split_rows + wrow] = lse;
     }
     kiln_fence();
@@ -529,7 +545,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         kiln_i64 wr[ROWS];
         #pragma unroll
         for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
-            const kiln_i64 pr = p0 + rr < rows ? p0 + rr : rows - 1;
+            const kiln_i32 pr = p0 + rr < rows ? p0 + rr : rows - 1;
             wr[rr] = ((s.row0 + pr / group) * a.heads_q + hk * group + pr % group) * D + c4;
             #pragma unroll
             for (kiln_i32 e = 0; e < 4; ++e) m4[rr][e] = 0.0f;

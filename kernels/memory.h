@@ -9,6 +9,7 @@
  * kiln_lds16(p): the 8 elements at p (16-byte aligned) in shared memory.
  * kiln_ldcg(p): one float from L2, never a stale L1 line (data other blocks wrote);
  * kiln_ldcg16(p): the same for 4 floats at a 16-byte aligned p, as raw bits.
+ * kiln_stg16(p, x): stores the 4 floats x holds (raw bits) at a 16-byte aligned p.
  * kiln_fence(): __threadfence(): this thread's writes are visible device-wide before any
  * later write of it.
  * kiln_cas64(p, cmp, val): atomic compare-and-swap of a 64-bit word; returns the old value.
@@ -49,6 +50,7 @@ KILN_DEV kiln_v4 kiln_ldcg16(const float *p)
     memcpy(&r, p, sizeof r);
     return r;
 }
+KILN_DEV void kiln_stg16(float *p, kiln_v4 x) { memcpy(p, &x, sizeof x); }
 KILN_DEV void kiln_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 KILN_DEV kiln_u64 kiln_cas64(kiln_u64 *p, kiln_u64 cmp, kiln_u64 val)
 {
@@ -100,6 +102,12 @@ KILN_DEV kiln_v4 kiln_ldcg16(const float *p)
                  : "l"(p)
                  : "memory");
     return r;
+}
+KILN_DEV void kiln_stg16(float *p, kiln_v4 x)
+{
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(x.c[0]), "r"(x.c[1]),
+                 "r"(x.c[2]), "r"(x.c[3])
+                 : "memory");
 }
 KILN_DEV void kiln_fence(void) { __threadfence(); }
 KILN_DEV kiln_u64 kiln_cas64(kiln_u64 *p, kiln_u64 cmp, kiln_u64 val)
