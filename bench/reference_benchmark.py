@@ -263,12 +263,25 @@ def suite_reference(args, meta):
             row["kiln_auto_dispatch"] = {"error": str(exc)}
         for name, st in time_wall(live, args.warmup, args.calls, args.rounds).items():
             row["contenders"][name].update(st)
+        # The GPU time of a call: CUDA events around back-to-back calls (bounded by the
+        # host where a call's host part is longer than its kernels), and the same calls
+        # replayed from a CUDA graph (the kernels alone).
+        for c in live:
+            e = row["contenders"][c.name]
+            with c.context():
+                e["events_us"] = time_events(c.fn, target_s=0.02)["median_s"] * 1e6
+            graph_timed(c, e)
+            if "graph" in e:
+                e["graph_us"] = e["graph"]["median_s"] * 1e6
         results.append(row)
         print_reference_row(row)
     return {"suite": "reference", "protocol": {
         "warmup": args.warmup, "calls": args.calls, "rounds": args.rounds,
         "timing": "wall clock per call, each call followed by torch.cuda.synchronize(); "
-                  "median over all measured calls"}, "meta": meta, "results": results}
+                  "median over all measured calls",
+        "gpu_timing": "events_us: CUDA events around back-to-back calls, median of 5; "
+                      "graph_us: 20 calls captured in a CUDA graph, replayed between "
+                      "events, median of 5"}, "meta": meta, "results": results}
 
 
 def best_sdpa(row, key="median_us", lower=True):
@@ -292,7 +305,10 @@ def print_reference_row(row):
     parts = [f"S={row['S']:5d}"]
     for name, e in c.items():
         if "median_us" in e:
-            parts.append(f"{name} {e['median_us']:.1f}us (err {e['max_abs_error']:.4f})")
+            gpu = f" gpu {e['events_us']:.1f}/{e.get('graph_us', float('nan')):.1f}" \
+                if "events_us" in e else ""
+            parts.append(f"{name} {e['median_us']:.1f}us (host {e['host_median_us']:.1f}"
+                         f"{gpu}, err {e['max_abs_error']:.4f})")
         else:
             parts.append(f"{name} n/a")
     print("  ".join(parts), flush=True)
@@ -376,6 +392,52 @@ def time_events(fn, target_s=0.05, repeats=5):
             "calls_per_sample": n, "samples": len(times), "samples_s": times}
 
 
+def time_graph(fn, calls=20, repeats=5):
+    """Seconds per call of the GPU work alone: `calls` back-to-back calls captured once in a
+    CUDA graph (warmed up and captured on one side stream, so per-stream state such as a
+    split-KV workspace exists before the capture), the graph replayed between two events,
+    median over repeats. Host costs (Python, argument checks, launches) are out of it, so
+    it measures what a serving loop that replays a captured step gets. None off the GPU."""
+    if DEV != "cuda":
+        return None
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    s.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=s):
+        for _ in range(calls):
+            fn()
+    g.replay()
+    sync()
+    start, end = Event(enable_timing=True), Event(enable_timing=True)
+    times = []
+    for _ in range(repeats):
+        start.record()
+        g.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / calls)
+    del g
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
+            "calls_per_sample": calls, "samples": len(times), "samples_s": times}
+
+
+def graph_timed(c, entry):
+    """Adds contender c's CUDA-graph timing to entry ("graph"), or the reason it could not
+    be captured ("graph_error")."""
+    try:
+        with c.context():
+            g = time_graph(c.fn)
+        if g is not None:
+            entry["graph"] = g
+    except Exception as exc:  # a contender that cannot be captured
+        sync()
+        entry["graph_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+
+
 def timed(name, c, row, measure):
     """Runs contender c once for correctness, then measures; records into row."""
     o, err = runs(c)
@@ -445,7 +507,9 @@ def suite_decode(args, meta):
     for b in args.decode_batches:
         for L in args.decode_lens:
             results.append(decode_row(args, dev, b, hq, hkv, d, L))
-    return {"suite": "decode", "timing": "CUDA events over back-to-back calls, median of 5",
+    return {"suite": "decode", "timing": "CUDA events over back-to-back calls, median of 5; "
+                                         "graph: 20 calls captured in a CUDA graph, replayed "
+                                         "between events, median of 5 (tb_per_s_graph)",
             "bandwidth": "bytes of K and V read (2*B*L*Hkv*D*2) per second; copy: bytes "
                          "read + written by a device copy of 2*B*L*Hkv*D*2 bytes",
             "meta": meta, "results": results}
@@ -465,7 +529,10 @@ def decode_row(args, dev, b, hq, hkv, d, L):
     copy = Contender("copy", lambda: dst.copy_(src))
     if timed("copy", copy, row["contenders"], time_events) is not None:
         e = row["contenders"]["copy"]
+        graph_timed(copy, e)
         e["tb_per_s"] = 2 * kv_bytes / e["median_s"] / 1e12
+        if "graph" in e:
+            e["tb_per_s_graph"] = 2 * kv_bytes / e["graph"]["median_s"] / 1e12
         e["bytes_moved"] = 2 * kv_bytes
     del src, dst
     cs = sdpa_contenders(q, k, v, gqa=True, names=["flash", "cudnn", "efficient"])
@@ -478,6 +545,7 @@ def decode_row(args, dev, b, hq, hkv, d, L):
             outs[c.name] = o.transpose(1, 2) if kilnish else o
             if kilnish:
                 row["contenders"][c.name]["dispatch"] = kiln.last_dispatch()
+            graph_timed(c, row["contenders"][c.name])
     for page in (16, 64):
         npages = b * L // page
         # Pages shuffled so that a sequence's pages are scattered, as in a real cache.
@@ -493,27 +561,34 @@ def decode_row(args, dev, b, hq, hkv, d, L):
             return kiln.attention_paged(qt, kc, vc, table, seqlens, out=out)
         for tier in KILN_TIERS:
             name = f"kiln_{tier}_paged{page}"
-            o = timed(name, Contender(name, fn, tier_context(tier)), row["contenders"],
-                      time_events)
+            c = Contender(name, fn, tier_context(tier))
+            o = timed(name, c, row["contenders"], time_events)
             if o is not None:
                 outs[name] = o.transpose(1, 2).clone()
                 row["contenders"][name]["dispatch"] = kiln.last_dispatch()
+                graph_timed(c, row["contenders"][name])
         del kc, vc
     ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient",
                                  "kiln_generic_dense") if n in outs), None)
     copy_rate = row["contenders"].get("copy", {}).get("tb_per_s")
+    copy_graph = row["contenders"].get("copy", {}).get("tb_per_s_graph")
     for name, e in row["contenders"].items():
         if "median_s" in e and name != "copy":
             e["tb_per_s"] = kv_bytes / e["median_s"] / 1e12
             if copy_rate:
                 e["fraction_of_copy"] = e["tb_per_s"] / copy_rate
+            if "graph" in e:
+                e["tb_per_s_graph"] = kv_bytes / e["graph"]["median_s"] / 1e12
+                if copy_graph:
+                    e["fraction_of_copy_graph"] = e["tb_per_s_graph"] / copy_graph
             if ref_name and name in outs and name != ref_name:
                 e["max_abs_diff_vs_" + ref_name] = \
                     (outs[name].float() - outs[ref_name].float()).abs().max().item()
     del q, k, v, outs
     print(f"decode B={b} L={L}: " + "  ".join(
-        f"{n} {e['tb_per_s']:.2f}" if "tb_per_s" in e else f"{n} n/a"
-        for n, e in row["contenders"].items()) + " TB/s", flush=True)
+        (f"{n} {e['tb_per_s']:.2f}/{e.get('tb_per_s_graph', float('nan')):.2f}"
+         if "tb_per_s" in e else f"{n} n/a")
+        for n, e in row["contenders"].items()) + " TB/s (events / graph)", flush=True)
     if DEV == "cuda":
         torch.cuda.empty_cache()
     return row

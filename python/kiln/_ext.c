@@ -68,8 +68,9 @@ static int fill_dims(kiln_tensor *t, PyObject *shape, PyObject *stride)
     return PyErr_Occurred() ? FAILED : HANDLED;
 }
 
-/* A torch tensor on device (-1 = the CPU), which view() checks is not NUMPY. */
-static int torch_view(PyObject *x, long device, kiln_tensor *t)
+/* A torch tensor on device (-1 = the CPU), which view() checks is not NUMPY; placed: x is
+ * the call's first argument, whose device place() has already checked. */
+static int torch_view(PyObject *x, long device, int placed, kiln_tensor *t)
 {
     PyObject *dtype, *code, *flag, *shape = NULL, *stride = NULL;
     int ok;
@@ -79,13 +80,15 @@ static int torch_view(PyObject *x, long device, kiln_tensor *t)
     code = PyDict_GetItemWithError(torch_codes, dtype);
     Py_DECREF(dtype);
     if (!code) return PyErr_Occurred() ? FAILED : NOT_HANDLED;
-    flag = PyObject_GetAttr(x, device < 0 ? s_is_cpu : s_is_cuda);
-    if (!flag) return FAILED;
-    ok = flag == Py_True;
-    Py_DECREF(flag);
-    if (!ok) return NOT_HANDLED;
-    if (device >= 0 && attr_ll(x, s_get_device, 1) != device)
-        return PyErr_Occurred() ? FAILED : NOT_HANDLED;
+    if (!placed) {
+        flag = PyObject_GetAttr(x, device < 0 ? s_is_cpu : s_is_cuda);
+        if (!flag) return FAILED;
+        ok = flag == Py_True;
+        Py_DECREF(flag);
+        if (!ok) return NOT_HANDLED;
+        if (device >= 0 && attr_ll(x, s_get_device, 1) != device)
+            return PyErr_Occurred() ? FAILED : NOT_HANDLED;
+    }
     t->dtype = (kiln_dtype)PyLong_AsLong(code);
     v = attr_ll(x, s_data_ptr, 1);
     if (PyErr_Occurred()) return FAILED;
@@ -131,20 +134,26 @@ static int numpy_view(PyObject *x, int writable, kiln_tensor *t, held *h)
  * device index; every other argument must be of the same framework and device. */
 enum { NUMPY = -2, TORCH_CPU = -1 };
 
-static int view(PyObject *x, long device, int writable, kiln_tensor *t, held *h)
+static int view_placed(PyObject *x, long device, int writable, int placed, kiln_tensor *t,
+                       held *h)
 {
     memset(t, 0, sizeof *t);
     t->struct_size = sizeof *t;
     if (device == NUMPY)
         return Py_TYPE(x) == (PyTypeObject *)numpy_array ? numpy_view(x, writable, t, h)
                                                         : NOT_HANDLED;
-    if (Py_TYPE(x) == (PyTypeObject *)torch_tensor) return torch_view(x, device, t);
+    if (Py_TYPE(x) == (PyTypeObject *)torch_tensor) return torch_view(x, device, placed, t);
     return NOT_HANDLED;
+}
+
+static int view(PyObject *x, long device, int writable, kiln_tensor *t, held *h)
+{
+    return view_placed(x, device, writable, 0, t, h);
 }
 
 /* Where the call's first argument lives (see view()), its context and stream; a
  * device that is not the current one, or a context not made yet, is left to the ctypes
- * path. */
+ * path. The first argument's device is checked here, and not again by its view. */
 static int place(PyObject *first, long *device, void **ctx, void **stream)
 {
     PyObject *key, *c;
@@ -175,6 +184,14 @@ static int place(PyObject *first, long *device, void **ctx, void **stream)
             *stream = PyLong_AsVoidPtr(r);
             Py_DECREF(r);
             if (PyErr_Occurred()) return FAILED;
+        } else {
+            /* Neither CUDA nor the CPU (meta, another device type): the ctypes path. */
+            PyObject *cpu = PyObject_GetAttr(first, s_is_cpu);
+            int on_cpu;
+            if (!cpu) return FAILED;
+            on_cpu = cpu == Py_True;
+            Py_DECREF(cpu);
+            if (!on_cpu) return NOT_HANDLED;
         }
     } else if (numpy_array != Py_None && Py_TYPE(first) == (PyTypeObject *)numpy_array) {
         *device = NUMPY;
@@ -258,7 +275,7 @@ static PyObject *attention(PyObject *self, PyObject *const *a, Py_ssize_t n)
     fn = address(a[0]);
     if (!fn) return NULL;
     TRY(place(a[1], &device, &ctx, &stream));
-    TRY(view(a[1], device, 0, &t[0], &h));
+    TRY(view_placed(a[1], device, 0, 1, &t[0], &h));
     TRY(view(a[2], device, 0, &t[1], &h));
     TRY(view(a[3], device, 0, &t[2], &h));
     TRY(view(a[4], device, 1, &t[3], &h));
@@ -285,7 +302,8 @@ static int indexed_views(PyObject *const *a, long *device, void **ctx, void **st
 {
     int r = place(a[0], device, ctx, stream);
     for (int i = 0; i < 5 && r == HANDLED; i++)
-        r = i < 3 ? view(a[i], *device, 0, &t[i], h) : index_view(a[i], *device, &t[i], h);
+        r = i < 3 ? view_placed(a[i], *device, 0, i == 0, &t[i], h)
+                  : index_view(a[i], *device, &t[i], h);
     return r;
 }
 
@@ -367,7 +385,7 @@ static PyObject *act_and_mul(PyObject *self, PyObject *const *a, Py_ssize_t n)
     act = PyLong_AsLong(a[1]);
     if (!fn || PyErr_Occurred()) return NULL;
     TRY(place(a[2], &device, &ctx, &stream));
-    TRY(view(a[2], device, 0, &t[0], &h));
+    TRY(view_placed(a[2], device, 0, 1, &t[0], &h));
     TRY(view(a[3], device, 1, &t[1], &h));
     Py_BEGIN_ALLOW_THREADS
     st = ((act_fn)fn)(ctx, (kiln_activation)act, &t[0], &t[1], stream);
