@@ -42,7 +42,7 @@
  * With num_splits == 1 the block writes out and LSE. Otherwise it writes its normalised
  * partial output and LSE to the workspace (layout of kernels/kiln_args.h), and the block
  * that arrives last in its split group (a 64-bit counter per group after the LSE, see
- * KILN_DECODE_TAG) merges the group's partials into out and LSE and resets the counter, so
+ * KILN_DECODE_TAG) merges the group's partials into out and LSE and resets the count, so
  * a caller's workspace and a CUDA graph replay need no clearing.
  */
 #include "kiln_device.h"
@@ -116,6 +116,13 @@ KILN_DEV void dec_step_rows(const kiln_attn_args *a, const kiln_seq *s, kiln_i64
         *k0 = page * a->k_stride_batch + slot * a->k_stride_row;
         *v0 = page * a->v_stride_batch + slot * a->v_stride_row;
     }
+#elif KILN_MODE == KILN_MODE_ID_VARLEN
+    /* From the sequence's first key (one 32-bit value) rather than its two 64-bit offsets,
+     * which would stay live through the key loop. */
+    (void)s;
+    *one_page = 1;
+    *k0 = ((kiln_i64)a->cu_seqlens_k[b] + kb) * a->k_stride_row;
+    *v0 = ((kiln_i64)a->cu_seqlens_k[b] + kb) * a->v_stride_row;
 #else
     (void)b;
     *one_page = 1;
@@ -295,6 +302,24 @@ KILN_DEV void dec_store_warp(const dec_state *st, kiln_i32 g, kiln_i32 t, float 
     }
 }
 
+/* The merge's loads of splits sp0, sp0 + MSL, ... (MU of them): 4 dims (wr[rr] gives the
+ * offset) of each of the block's live rows; zeros for the rest. */
+KILN_DEV void dec_merge_load(const kiln_attn_args *a, kiln_i64 split_rows, kiln_i32 sp0,
+                             kiln_i32 p0, kiln_i32 rows, const kiln_i64 wr[ROWS],
+                             kiln_v4 x[MU][ROWS])
+{
+    #pragma unroll
+    for (kiln_i32 u = 0; u < MU; ++u) {
+        const kiln_i32 sp = sp0 + u * MSL;
+        const float *po = a->ws_out + sp * split_rows * D;
+        #pragma unroll
+        for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
+            x[u][rr].c[0] = x[u][rr].c[1] = x[u][rr].c[2] = x[u][rr].c[3] = 0u;
+            if (sp < a->num_splits && p0 + rr < rows) x[u][rr] = kiln_ldcg16(po + wr[rr]);
+        }
+    }
+}
+
 KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
 {
     KILN_SHARED KILN_ALIGN16 kiln_elem qs[ROWS][D];
@@ -348,20 +373,17 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         dec_load_v(&a, &s, b, hk, base, first, lo_r, hi_r, g, t, &v0);
     }
 
-    /* Thread tid owns row tid / 16, dims (tid % 16) * DPT .. + DPT - 1, of the Q staging
-     * below and of the merges at the end; its row's query and head, once. */
-    const kiln_i32 row = tid / 16, d0 = (tid % 16) * DPT;
-    const kiln_i32 p = p0 + row;
-    const int live = p < rows;
-    const kiln_i32 pl = live ? p : rows - 1;
-    const kiln_i64 i = pl / group;
-    const kiln_i64 h = hk * group + pl % group;
-
     /* The block's Q rows in shared memory (zeros past the last row). Lane (g, t) reads
-     * row g, dims 32j + 8t .. + 7 as its B fragments: the K fragments' dim order. */
+     * row g, dims 32j + 8t .. + 7 as its B fragments: the K fragments' dim order. Thread
+     * tid stages row tid / 16, dims (tid % 16) * DPT .. + DPT - 1, as in the merges at the
+     * end (which find the row's query and head again: nothing of it stays live through the
+     * key loop). */
     {
-        const kiln_elem *q = (const kiln_elem *)a.q + s.q_off + i * a.q_stride_row +
-                             h * a.q_stride_head;
+        const kiln_i32 row = tid / 16, d0 = (tid % 16) * DPT;
+        const int live = p0 + row < rows;
+        const kiln_i32 pl = live ? p0 + row : rows - 1;
+        const kiln_elem *q = (const kiln_elem *)a.q + s.q_off + (pl / group) * a.q_stride_row +
+                             (hk * group + pl % group) * a.q_stride_head;
         #pragma unroll
         for (kiln_i32 e = 0; e < DPT; ++e) qs[row][d0 + e] = live ? q[d0 + e] : (kiln_elem)0;
         kiln_sync();
@@ -449,6 +471,15 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     }
     kiln_sync();
 
+    /* The sequence's offsets again (the loads are L1 hits): keeping them live through the
+     * key loop cost the varlen variants a spill. */
+    kiln_reload_barrier();
+    const kiln_seq se = kiln_seq_of(&a, b);
+    const kiln_i32 row = tid / 16, d0 = (tid % 16) * DPT;
+    const int live = p0 + row < rows;
+    const kiln_i32 pl = live ? p0 + row : rows - 1;
+    const kiln_i64 i = pl / group;
+    const kiln_i64 h = hk * group + pl % group;
     float acc[DPT];
     float m = kiln_neg_inf(), l = 0.0f;
     #pragma unroll
@@ -470,8 +501,8 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     const float inv = l == 0.0f ? 0.0f : 1.0f / l;
     const float lse = l == 0.0f ? kiln_neg_inf() : m * KILN_LN2 + kiln_logf(l);
     kiln_elem *out = (kiln_elem *)a.out;
-    const kiln_i64 o_at = s.o_off + i * a.o_stride_row + h * a.o_stride_head + d0;
-    const kiln_i64 l_at = s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row;
+    const kiln_i64 o_at = se.o_off + i * a.o_stride_row + h * a.o_stride_head + d0;
+    const kiln_i64 l_at = se.lse_off + h * a.lse_stride_head + i * a.lse_stride_row;
 
     if (a.num_splits == 1) {
         if (live) {
@@ -484,7 +515,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
 
     /* Split: publish this block's partial, count the group's arrivals. */
     const kiln_i64 split_rows = a.rows_q * a.heads_q;
-    const kiln_i64 wrow = (s.row0 + i) * a.heads_q + h;
+    const kiln_i64 wrow = (se.row0 + i) * a.heads_q + h;
     if (live) {
         float *wo = a.ws_out + (split * split_rows + wrow) * D + d0;
         #pragma unroll
@@ -503,17 +534,21 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
          * row and below rows_q * heads_q; 8-byte aligned after the LSE. */
         const kiln_u64 at = (kiln_u64)(a.ws_lse + a.num_splits * split_rows);
         kiln_u64 *ctr = (kiln_u64 *)((at + 7u) & ~(kiln_u64)7u) +
-                        ((s.row0 + p0 / group) * a.heads_q + hk * group + p0 % group);
+                        ((se.row0 + p0 / group) * a.heads_q + hk * group + p0 % group);
+        /* One atomic add where the word carries the tag (every call after a workspace's
+         * first): a compare-and-swap loop would cost the group's last block one round trip
+         * per block that arrived with it. A word without the tag is claimed by installing
+         * the tag with this block counted; a block that loses that race adds. */
         const kiln_u64 tag = (kiln_u64)KILN_DECODE_TAG << 32;
-        kiln_u64 old = *(volatile kiln_u64 *)ctr, seen, next;
-        for (;;) {
-            next = (old >> 32) == KILN_DECODE_TAG ? old + 1u : tag | 1u;
-            seen = kiln_cas64(ctr, old, next);
-            if (seen == old) break;
+        kiln_u64 old = *(volatile kiln_u64 *)ctr;
+        while ((old >> 32) != KILN_DECODE_TAG) {
+            const kiln_u64 seen = kiln_cas64(ctr, old, tag);
+            if (seen == old) break; /* claimed with count 0: the add below counts us */
             old = seen;
         }
-        last_flag = (kiln_i64)(next & 0xffffffffu) == (kiln_i64)a.num_splits;
-        if (last_flag) kiln_st64(ctr, 0u);
+        const kiln_u64 prev = kiln_add64(ctr, 1u);
+        last_flag = (kiln_i64)(prev & 0xffffffffu) + 1 == (kiln_i64)a.num_splits;
+        if (last_flag) kiln_st64(ctr, tag);
     }
     kiln_sync();
     if (!last_flag) return; /* block-uniform */
@@ -526,6 +561,18 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
      * loads, MU splits of 8 rows in flight per thread, and the MSL partial sums meet in
      * shared memory. */
     const kiln_i32 part = tid % 16;
+    const kiln_i32 c4 = (tid % (D / 4)) * 4, lane_s = tid / (D / 4);
+    kiln_i64 wr[ROWS];
+    #pragma unroll
+    for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
+        const kiln_i32 pr = p0 + rr < rows ? p0 + rr : rows - 1;
+        wr[rr] = ((se.row0 + pr / group) * a.heads_q + hk * group + pr % group) * D + c4;
+    }
+    /* The first round of partials (MU splits, see below) is loaded before the weights, so
+     * its round trip overlaps theirs: with up to MSL x MU splits the merge then waits for
+     * one round trip, not two. */
+    kiln_v4 x[MU][ROWS];
+    dec_merge_load(&a, split_rows, lane_s, p0, rows, wr, x);
     for (kiln_i32 sp = part; sp < a.num_splits; sp += 16)
         sw[row][sp] = kiln_ldcg(a.ws_lse + sp * split_rows + wrow);
     kiln_sync();
@@ -540,30 +587,15 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     float tot = 0.0f;
     for (kiln_i32 sp = 0; sp < a.num_splits; ++sp) tot += sw[row][sp];
     {
-        const kiln_i32 c4 = (tid % (D / 4)) * 4, lane_s = tid / (D / 4);
         float m4[ROWS][4];
-        kiln_i64 wr[ROWS];
         #pragma unroll
-        for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
-            const kiln_i32 pr = p0 + rr < rows ? p0 + rr : rows - 1;
-            wr[rr] = ((s.row0 + pr / group) * a.heads_q + hk * group + pr % group) * D + c4;
+        for (kiln_i32 rr = 0; rr < ROWS; ++rr)
             #pragma unroll
             for (kiln_i32 e = 0; e < 4; ++e) m4[rr][e] = 0.0f;
-        }
         /* MU splits per round, all their loads issued before any is used: with many
          * splits this merge is the grid's tail, and its time is round trips. */
         for (kiln_i32 sp0 = lane_s; sp0 < a.num_splits; sp0 += MSL * MU) {
-            kiln_v4 x[MU][ROWS];
-            #pragma unroll
-            for (kiln_i32 u = 0; u < MU; ++u) {
-                const kiln_i32 sp = sp0 + u * MSL;
-                const float *po = a.ws_out + sp * split_rows * D;
-                #pragma unroll
-                for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
-                    x[u][rr].c[0] = x[u][rr].c[1] = x[u][rr].c[2] = x[u][rr].c[3] = 0u;
-                    if (sp < a.num_splits && p0 + rr < rows) x[u][rr] = kiln_ldcg16(po + wr[rr]);
-                }
-            }
+            if (sp0 != lane_s) dec_merge_load(&a, split_rows, sp0, p0, rows, wr, x);
             #pragma unroll
             for (kiln_i32 u = 0; u < MU; ++u) {
                 const kiln_i32 sp = sp0 + u * MSL;

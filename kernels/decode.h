@@ -14,9 +14,11 @@
 #define KILN_DECODE_MAX_ROWS 64
 /* The most splits the in-kernel merge holds weights for (the most a call may ask for). */
 #define KILN_DECODE_MAX_SPLITS 256
-/* Arrival counters: 64-bit words whose high half is this tag while a split group counts,
- * and 0 once its last block has merged it. A word that does not carry the tag (zero, or
- * whatever a fresh workspace holds) starts a new count, so no workspace needs clearing. */
+/* Arrival counters: 64-bit words whose high half is this tag and whose low half counts the
+ * blocks of a split group that have arrived; the group's last block puts the count back to
+ * 0 and keeps the tag, so the next call (or graph replay) counts with one atomic add per
+ * block. A word without the tag (zero, or whatever a fresh workspace holds) is claimed by a
+ * compare-and-swap that installs the tag, so no workspace needs clearing. */
 #define KILN_DECODE_TAG 0x6b696c6eu
 
 #endif

@@ -13,7 +13,10 @@
  * kiln_fence(): __threadfence(): this thread's writes are visible device-wide before any
  * later write of it.
  * kiln_cas64(p, cmp, val): atomic compare-and-swap of a 64-bit word; returns the old value.
+ * kiln_add64(p, val): atomic add to a 64-bit word; returns the old value.
  * kiln_st64(p, val): atomic store of a 64-bit word.
+ * kiln_reload_barrier(): the compiler forgets what it read from memory, so a value needed
+ * again later is loaded again rather than kept in registers across a long stretch.
  * kiln_prmt(x, y, sel): PTX prmt.b32: byte i of the result is byte (sel >> 4i) & 7 of the
  * 8 bytes y:x (x the low four).
  */
@@ -52,10 +55,15 @@ KILN_DEV kiln_v4 kiln_ldcg16(const float *p)
 }
 KILN_DEV void kiln_stg16(float *p, kiln_v4 x) { memcpy(p, &x, sizeof x); }
 KILN_DEV void kiln_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+KILN_DEV void kiln_reload_barrier(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 KILN_DEV kiln_u64 kiln_cas64(kiln_u64 *p, kiln_u64 cmp, kiln_u64 val)
 {
     __atomic_compare_exchange_n(p, &cmp, val, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return cmp;
+}
+KILN_DEV kiln_u64 kiln_add64(kiln_u64 *p, kiln_u64 val)
+{
+    return __atomic_fetch_add(p, val, __ATOMIC_SEQ_CST);
 }
 KILN_DEV void kiln_st64(kiln_u64 *p, kiln_u64 val) { __atomic_store_n(p, val, __ATOMIC_SEQ_CST); }
 KILN_DEV kiln_u32 kiln_prmt(kiln_u32 x, kiln_u32 y, kiln_u32 sel)
@@ -110,10 +118,12 @@ KILN_DEV void kiln_stg16(float *p, kiln_v4 x)
                  : "memory");
 }
 KILN_DEV void kiln_fence(void) { __threadfence(); }
+KILN_DEV void kiln_reload_barrier(void) { asm volatile("" ::: "memory"); }
 KILN_DEV kiln_u64 kiln_cas64(kiln_u64 *p, kiln_u64 cmp, kiln_u64 val)
 {
     return atomicCAS(p, cmp, val);
 }
+KILN_DEV kiln_u64 kiln_add64(kiln_u64 *p, kiln_u64 val) { return atomicAdd(p, val); }
 KILN_DEV void kiln_st64(kiln_u64 *p, kiln_u64 val) { atomicExch(p, val); }
 KILN_DEV kiln_u32 kiln_prmt(kiln_u32 x, kiln_u32 y, kiln_u32 sel) { return __byte_perm(x, y, sel); }
 
