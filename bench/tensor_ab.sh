@@ -57,6 +57,10 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
       sed -i 's/^#define KILN_TQ_MIN_BLOCKS(d) 1$/#define KILN_TQ_MIN_BLOCKS(d) ((d) <= 64 ? 3 : 1)/' "$2/$h" ;;
     perhead) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 1$/#define KILN_TQ_HEAVY_FIRST 0/' "$2/$h" ;;
     lazy) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 0$/#define KILN_TQ_LAZY_RESCALE 1/' "$2/$h" ;;
+    m2) sed -i -e 's/^#define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 96 ? 4 : 8)/' \
+          -e 's/^#define KILN_TQ_MTILES(d) ((d) <= 32 ? 2 : 1)$/#define KILN_TQ_MTILES(d) ((d) <= 96 ? 2 : 1)/' \
+          -e 's/^#define KILN_TQ_BLOCK_K(d) ((d) <= 192 ? 64 : 32)$/#define KILN_TQ_BLOCK_K(d) ((d) <= 32 || ((d) > 96 \&\& (d) <= 192) ? 64 : 32)/' \
+          -e 's/^#define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)$/#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32 || ((d) > 96 \&\& (d) <= 128))/' "$2/$h" ;;
     *) echo "unknown alternative $1"; return 1 ;;
   esac
 }

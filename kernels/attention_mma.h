@@ -37,15 +37,27 @@
  * the extra columns zero. */
 #define KILN_ATTN_TENSOR_HEAD_DIMS {32, 64, 80, 96, 128, 160, 192, 256}
 
+#ifndef KILN_TQ_WARPS
 #define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)
+#endif
+#ifndef KILN_TQ_MTILES
 #define KILN_TQ_MTILES(d) ((d) <= 32 ? 2 : 1)
+#endif
+#ifndef KILN_TQ_BLOCK_K
 #define KILN_TQ_BLOCK_K(d) ((d) <= 192 ? 64 : 32)
+#endif
+#ifndef KILN_TQ_STAGES
 #define KILN_TQ_STAGES(d) 2
+#endif
+#ifndef KILN_TQ_Q_IN_REGS
 #define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)
+#endif
 #define KILN_TQ_THREADS(d) (32 * KILN_TQ_WARPS(d))
 /* Blocks per SM the register allocation must allow (__launch_bounds__'s second argument:
  * ptxas caps registers at 65536 / (threads x this)). */
+#ifndef KILN_TQ_MIN_BLOCKS
 #define KILN_TQ_MIN_BLOCKS(d) 1
+#endif
 /* Packed (query, head) rows per block. */
 #define KILN_TQ_BLOCK_Q(d) (16 * KILN_TQ_MTILES(d) * KILN_TQ_WARPS(d))
 
@@ -71,12 +83,17 @@
 /* Shared-memory row stride in elements: 8 more than a row, so the 8 rows of an ldmatrix
  * fall in 8 different 16-byte bank groups for every head dim above. */
 #define KILN_TQ_LDS(d) ((d) + 8)
-/* Dynamic shared memory: stages x (K tile + V tile) of 16-bit elements, stages x keys x 2
- * row offsets, and the Q tile unless its fragments live in registers (then it is read
- * from the last stage's space before that stage is first filled). */
+/* Rows of the Q tile past the stages: all of them, unless its fragments live in
+ * registers; then the tile starts at the last stage's space (read before that stage is
+ * first filled) and only what exceeds that stage's 2 x keys rows follows the stages. */
+#define KILN_TQ_Q_EXTRA_ROWS(d)                                                              \
+    (!KILN_TQ_Q_IN_REGS(d) ? KILN_TQ_BLOCK_Q(d)                                             \
+     : KILN_TQ_BLOCK_Q(d) > 2 * KILN_TQ_BLOCK_K(d) ? KILN_TQ_BLOCK_Q(d) - 2 * KILN_TQ_BLOCK_K(d) \
+                                                   : 0)
+/* Dynamic shared memory: stages x (K tile + V tile) of 16-bit elements, the Q rows past
+ * them, and stages x keys x 2 row offsets. */
 #define KILN_TQ_SMEM_BYTES(d)                                                               \
-    (((KILN_TQ_Q_IN_REGS(d) ? 0 : KILN_TQ_BLOCK_Q(d)) +                                \
-      2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *                                          \
+    ((KILN_TQ_Q_EXTRA_ROWS(d) + 2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *              \
          KILN_TQ_LDS(d) * 2 +                                                                \
      KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d) * 16)
 
