@@ -19,6 +19,9 @@
 #   perhead HEAVY_FIRST 0: causal blocks last first within each head (K / V of one head
 #           shared in L2 by the blocks running together), the rest as new
 #   lazy    LAZY_RESCALE 1: O rescaled only where a row's max moved
+#   m2      4 warps x 2 m16 tiles (128 rows, each K / V fragment read once for 32 rows)
+#           with 32-key tiles and Q fragments from shared memory at head dims 64 - 96
+#           (not in the default list)
 # ALTS="new st3" narrows the list; STEPS="bench" skips the conformance run.
 # Everything goes to $OUT: summary.txt and logs.tgz (every log and the benchmark JSON).
 #   bash bench/tensor_ab.sh

@@ -29,6 +29,16 @@
  * Which shape is faster on the GPU (8 warps against 4 warps and 2 or 3 blocks per SM, 2
  * against 3 stages, each switch on against off) is what bench/tensor_ab.sh measures, one
  * build per alternative; until it has, the defaults are the shapes above.
+ *
+ * 4 warps x 2 m16 tiles (128 rows) with 32-key tiles, the S accumulators half those of
+ * 64-key tiles (ptxas, every dtype / mask / mode, sm_80 / 86 / 89 / 90; tensor_ab.sh's
+ * m2): no stack frame at D = 64, 80 and 96 with Q fragments read from shared memory
+ * (sm_90: 213 - 224 registers at 64, 232 - 244 at 80, 247 - 255 at 96; sm_80 / 86 / 89
+ * within 3 of those; 37, 45 and 53 KiB of shared memory). Q in registers (bf16 causal
+ * fixed and window paged tried): D = 64 fits at 247 - 254, 80 spills 24 bytes, 96 64 -
+ * 88. D = 128 spills 32 - 48 bytes with Q in shared memory (364 - 388 in registers), 160
+ * from 216; 192 and 256 cannot fit (O alone is 192 / 256 registers per lane). With 64-key
+ * tiles only D = 32 fits (D = 64: 24 - 40 bytes of spill stores).
  */
 #ifndef KILN_ATTENTION_MMA_H
 #define KILN_ATTENTION_MMA_H
