@@ -19,6 +19,9 @@
 #   perhead HEAVY_FIRST 0: causal blocks last first within each head (K / V of one head
 #           shared in L2 by the blocks running together), the rest as new
 #   lazy    LAZY_RESCALE 1: O rescaled only where a row's max moved
+#   m2      4 warps x 2 m16 tiles (128 rows, each K / V fragment read once for 32 rows)
+#           with 32-key tiles and Q fragments from shared memory at head dims 64 - 96
+#           (not in the default list)
 # ALTS="new st3" narrows the list; STEPS="bench" skips the conformance run.
 # Everything goes to $OUT: summary.txt and logs.tgz (every log and the benchmark JSON).
 #   bash bench/tensor_ab.sh
@@ -57,6 +60,10 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
       sed -i 's/^#define KILN_TQ_MIN_BLOCKS(d) 1$/#define KILN_TQ_MIN_BLOCKS(d) ((d) <= 64 ? 3 : 1)/' "$2/$h" ;;
     perhead) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 1$/#define KILN_TQ_HEAVY_FIRST 0/' "$2/$h" ;;
     lazy) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 0$/#define KILN_TQ_LAZY_RESCALE 1/' "$2/$h" ;;
+    m2) sed -i -e 's/^#define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 96 ? 4 : 8)/' \
+          -e 's/^#define KILN_TQ_MTILES(d) ((d) <= 32 ? 2 : 1)$/#define KILN_TQ_MTILES(d) ((d) <= 96 ? 2 : 1)/' \
+          -e 's/^#define KILN_TQ_BLOCK_K(d) ((d) <= 192 ? 64 : 32)$/#define KILN_TQ_BLOCK_K(d) ((d) <= 32 || ((d) > 96 \&\& (d) <= 192) ? 64 : 32)/' \
+          -e 's/^#define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)$/#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32 || ((d) > 96 \&\& (d) <= 128))/' "$2/$h" ;;
     *) echo "unknown alternative $1"; return 1 ;;
   esac
 }

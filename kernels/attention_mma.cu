@@ -67,18 +67,21 @@
 #error "inconsistent tensor-tier shape"
 #endif
 
-/* Shared memory: ST stages of (K tile, V tile), then ST x BK x 2 row offsets, and the Q
- * tile. Where Q's fragments live in registers, the Q tile is the last stage's space (the
- * fragments are read before that stage is first filled); else it follows the stages. */
+/* Shared memory: ST stages of (K tile, V tile), the Q tile, then ST x BK x 2 row offsets.
+ * Where Q's fragments live in registers, the Q tile starts at the last stage's space (the
+ * fragments are read before that stage is first filled) and runs past the stages by what
+ * exceeds one stage (BQ > 2 x BK rows, e.g. 128 rows over 32-key tiles); else it follows
+ * the stages. */
 #define Q_ELEMS (BQ * LDS)
 #define TILE_ELEMS (BK * LDS)
 #define STAGE_AT(x) (2 * (x) * TILE_ELEMS)
 #if QREG
-#if Q_ELEMS > 2 * TILE_ELEMS
-#error "Q must fit in one stage to share its space"
-#endif
 #define Q_AT STAGE_AT(ST - 1)
+#if Q_ELEMS > 2 * TILE_ELEMS
+#define ROWS_OFFSET ((Q_AT + Q_ELEMS) * 2)
+#else
 #define ROWS_OFFSET (STAGE_AT(ST) * 2)
+#endif
 #else
 #define Q_AT STAGE_AT(ST)
 #define ROWS_OFFSET ((STAGE_AT(ST) + Q_ELEMS) * 2)

@@ -29,6 +29,16 @@
  * Which shape is faster on the GPU (8 warps against 4 warps and 2 or 3 blocks per SM, 2
  * against 3 stages, each switch on against off) is what bench/tensor_ab.sh measures, one
  * build per alternative; until it has, the defaults are the shapes above.
+ *
+ * 4 warps x 2 m16 tiles (128 rows) with 32-key tiles, the S accumulators half those of
+ * 64-key tiles (ptxas, every dtype / mask / mode, sm_80 / 86 / 89 / 90; tensor_ab.sh's
+ * m2): no stack frame at D = 64, 80 and 96 with Q fragments read from shared memory
+ * (sm_90: 213 - 224 registers at 64, 232 - 244 at 80, 247 - 255 at 96; sm_80 / 86 / 89
+ * within 3 of those; 37, 45 and 53 KiB of shared memory). Q in registers (bf16 causal
+ * fixed and window paged tried): D = 64 fits at 247 - 254, 80 spills 24 bytes, 96 64 -
+ * 88. D = 128 spills 32 - 48 bytes with Q in shared memory (364 - 388 in registers), 160
+ * from 216; 192 and 256 cannot fit (O alone is 192 / 256 registers per lane). With 64-key
+ * tiles only D = 32 fits (D = 64: 24 - 40 bytes of spill stores).
  */
 #ifndef KILN_ATTENTION_MMA_H
 #define KILN_ATTENTION_MMA_H
@@ -37,15 +47,27 @@
  * the extra columns zero. */
 #define KILN_ATTN_TENSOR_HEAD_DIMS {32, 64, 80, 96, 128, 160, 192, 256}
 
+#ifndef KILN_TQ_WARPS
 #define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)
+#endif
+#ifndef KILN_TQ_MTILES
 #define KILN_TQ_MTILES(d) ((d) <= 32 ? 2 : 1)
+#endif
+#ifndef KILN_TQ_BLOCK_K
 #define KILN_TQ_BLOCK_K(d) ((d) <= 192 ? 64 : 32)
+#endif
+#ifndef KILN_TQ_STAGES
 #define KILN_TQ_STAGES(d) 2
+#endif
+#ifndef KILN_TQ_Q_IN_REGS
 #define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)
+#endif
 #define KILN_TQ_THREADS(d) (32 * KILN_TQ_WARPS(d))
 /* Blocks per SM the register allocation must allow (__launch_bounds__'s second argument:
  * ptxas caps registers at 65536 / (threads x this)). */
+#ifndef KILN_TQ_MIN_BLOCKS
 #define KILN_TQ_MIN_BLOCKS(d) 1
+#endif
 /* Packed (query, head) rows per block. */
 #define KILN_TQ_BLOCK_Q(d) (16 * KILN_TQ_MTILES(d) * KILN_TQ_WARPS(d))
 
@@ -71,12 +93,17 @@
 /* Shared-memory row stride in elements: 8 more than a row, so the 8 rows of an ldmatrix
  * fall in 8 different 16-byte bank groups for every head dim above. */
 #define KILN_TQ_LDS(d) ((d) + 8)
-/* Dynamic shared memory: stages x (K tile + V tile) of 16-bit elements, stages x keys x 2
- * row offsets, and the Q tile unless its fragments live in registers (then it is read
- * from the last stage's space before that stage is first filled). */
+/* Rows of the Q tile past the stages: all of them, unless its fragments live in
+ * registers; then the tile starts at the last stage's space (read before that stage is
+ * first filled) and only what exceeds that stage's 2 x keys rows follows the stages. */
+#define KILN_TQ_Q_EXTRA_ROWS(d)                                                              \
+    (!KILN_TQ_Q_IN_REGS(d) ? KILN_TQ_BLOCK_Q(d)                                             \
+     : KILN_TQ_BLOCK_Q(d) > 2 * KILN_TQ_BLOCK_K(d) ? KILN_TQ_BLOCK_Q(d) - 2 * KILN_TQ_BLOCK_K(d) \
+                                                   : 0)
+/* Dynamic shared memory: stages x (K tile + V tile) of 16-bit elements, the Q rows past
+ * them, and stages x keys x 2 row offsets. */
 #define KILN_TQ_SMEM_BYTES(d)                                                               \
-    (((KILN_TQ_Q_IN_REGS(d) ? 0 : KILN_TQ_BLOCK_Q(d)) +                                \
-      2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *                                          \
+    ((KILN_TQ_Q_EXTRA_ROWS(d) + 2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *              \
          KILN_TQ_LDS(d) * 2 +                                                                \
      KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d) * 16)
 
