@@ -6,9 +6,16 @@
  *   head dim   warps  m16 tiles  keys per  stages  Q fragments   registers (sm_90)
  *                     per warp   tile
  *   32         4      2          64        2       registers     255
- *   64 - 128   8      1          64        2       registers     207 - 251
+ *   64 - 96    4      2          32        2       shared memory 213 - 255
+ *   128        8      1          64        2       registers     246 - 253
  *   160, 192   8      1          64        2       shared memory 243 - 254
  *   256        8      1          32        2       shared memory 255
+ *
+ * Measured on an H200 (bench/tensor_ab.sh, suite 2, FlashAttention-2 in the same run,
+ * 2026-12-01): 4 warps x 2 m16 tiles over 32-key tiles ran D = 64 9-13% and D = 96 4-9%
+ * faster than 8 warps x 1 m16 tile over 64-key tiles (D = 64 S = 16k 229 against 211
+ * TFLOP/s); each K / V fragment read from shared memory feeds two m16 tiles. D = 128 and
+ * up cannot take that shape without a spill (below), so they keep 8 warps x 1 tile.
  *
  * How: ptxas (-Xptxas -v, sm_90, bf16 causal with soft-cap / ALiBi code present) decided
  * what fits without a spill. Two m16 tiles per warp read each K / V fragment once for both
@@ -28,11 +35,10 @@
  * and 2 m16 tiles per warp at D = 64 still spill (24 bytes, 40 with Q in shared memory).
  * Which shape is faster on the GPU (8 warps against 4 warps and 2 or 3 blocks per SM, 2
  * against 3 stages, each switch on against off) is what bench/tensor_ab.sh measures, one
- * build per alternative; until it has, the defaults are the shapes above.
+ * build per alternative.
  *
  * 4 warps x 2 m16 tiles (128 rows) with 32-key tiles, the S accumulators half those of
- * 64-key tiles (ptxas, every dtype / mask / mode, sm_80 / 86 / 89 / 90; tensor_ab.sh's
- * m2): no stack frame at D = 64, 80 and 96 with Q fragments read from shared memory
+ * 64-key tiles (ptxas, every dtype / mask / mode, sm_80 / 86 / 89 / 90): no stack frame at D = 64, 80 and 96 with Q fragments read from shared memory
  * (sm_90: 213 - 224 registers at 64, 232 - 244 at 80, 247 - 255 at 96; sm_80 / 86 / 89
  * within 3 of those; 37, 45 and 53 KiB of shared memory). Q in registers (bf16 causal
  * fixed and window paged tried): D = 64 fits at 247 - 254, 80 spills 24 bytes, 96 64 -
@@ -48,19 +54,19 @@
 #define KILN_ATTN_TENSOR_HEAD_DIMS {32, 64, 80, 96, 128, 160, 192, 256}
 
 #ifndef KILN_TQ_WARPS
-#define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)
+#define KILN_TQ_WARPS(d) ((d) <= 96 ? 4 : 8)
 #endif
 #ifndef KILN_TQ_MTILES
-#define KILN_TQ_MTILES(d) ((d) <= 32 ? 2 : 1)
+#define KILN_TQ_MTILES(d) ((d) <= 96 ? 2 : 1)
 #endif
 #ifndef KILN_TQ_BLOCK_K
-#define KILN_TQ_BLOCK_K(d) ((d) <= 192 ? 64 : 32)
+#define KILN_TQ_BLOCK_K(d) ((d) <= 32 || ((d) > 96 && (d) <= 192) ? 64 : 32)
 #endif
 #ifndef KILN_TQ_STAGES
 #define KILN_TQ_STAGES(d) 2
 #endif
 #ifndef KILN_TQ_Q_IN_REGS
-#define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)
+#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32 || ((d) > 96 && (d) <= 128))
 #endif
 #define KILN_TQ_THREADS(d) (32 * KILN_TQ_WARPS(d))
 /* Blocks per SM the register allocation must allow (__launch_bounds__'s second argument:
