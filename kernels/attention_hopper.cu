@@ -14,7 +14,7 @@
  * warpgroups (kernels/attention_hopper.h):
  *   warpgroup 0, the producer, gives up registers (setmaxnreg) and one thread of it issues
  *   the copies: the block's Q tile once, then K and V tiles of 128 keys into a ring of
- *   KILN_HOPPER_STAGES slots, each slot guarded by a "full" mbarrier (the copy engine
+ *   KILN_HOPPER_STAGES(d) slots, each slot guarded by a "full" mbarrier (the copy engine
  *   completes its bytes there) and an "empty" one (the consumers' warps arrive when they
  *   have read it);
  *   warpgroups 1 and 2, the consumers, take the registers and own 64 query rows each:
@@ -54,7 +54,7 @@
 #define D KILN_HEAD_DIM
 #define BM KILN_HOPPER_BLOCK_Q
 #define BN KILN_HOPPER_BLOCK_K
-#define NS KILN_HOPPER_STAGES
+#define NS KILN_HOPPER_STAGES(D)
 #define DB (D / 64)                 /* 64-column blocks of a row */
 #define TILE_Q (BM * D * 2)         /* bytes */
 #define TILE_K (BN * D * 2)

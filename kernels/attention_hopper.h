@@ -8,7 +8,10 @@
 
 #define KILN_HOPPER_BLOCK_Q 128 /* query rows of one head per block: 64 per consumer */
 #define KILN_HOPPER_BLOCK_K 128 /* keys per shared-memory tile */
-#define KILN_HOPPER_STAGES 3    /* K and V tiles in flight */
+/* K and V tiles in flight per head dim d. */
+#ifndef KILN_HOPPER_STAGES
+#define KILN_HOPPER_STAGES(d) 3
+#endif
 #define KILN_HOPPER_THREADS 384 /* producer warpgroup + two consumer warpgroups */
 
 /* Launch shape per head dim d. 0: one block per query tile, grid (tiles, heads_q, batch x
@@ -32,6 +35,6 @@
  * tile where it has its own, 1024 bytes of alignment slack and the barriers. */
 #define KILN_HOPPER_SMEM_BYTES(d, m)                                                        \
     ((KILN_HOPPER_BLOCK_Q * (1 + KILN_HOPPER_O_OWN(d, m)) +                                   \
-      2 * KILN_HOPPER_STAGES * KILN_HOPPER_BLOCK_K) * (d) * 2 + 1024 + 256)
+      2 * KILN_HOPPER_STAGES(d) * KILN_HOPPER_BLOCK_K) * (d) * 2 + 1024 + 256)
 
 #endif
