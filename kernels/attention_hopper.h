@@ -8,7 +8,9 @@
 
 #define KILN_HOPPER_BLOCK_Q 128 /* query rows of one head per block: 64 per consumer */
 #define KILN_HOPPER_BLOCK_K 128 /* keys per shared-memory tile */
-/* K and V tiles in flight per head dim d. */
+/* K and V tiles in flight per head dim d. 4 stages at head dim 64 (160 KiB of shared
+ * memory) ran within 1% of 3 on every suite-2 shape of an H200, 1% slower at S = 1k causal
+ * (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only. */
 #ifndef KILN_HOPPER_STAGES
 #define KILN_HOPPER_STAGES(d) 3
 #endif
