@@ -388,8 +388,13 @@ def time_events(fn, target_s=0.05, repeats=5):
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) / 1e3 / n)
+    return sample_stats(times, n)
+
+
+def sample_stats(times, calls):
+    """The timing record of suites 2, 3 and 5 from per-call seconds of each sample."""
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
-            "calls_per_sample": n, "samples": len(times), "samples_s": times}
+            "calls_per_sample": calls, "samples": len(times), "samples_s": times}
 
 
 def time_graph(fn, calls=20, repeats=5):
@@ -421,8 +426,7 @@ def time_graph(fn, calls=20, repeats=5):
         end.synchronize()
         times.append(start.elapsed_time(end) / 1e3 / calls)
     del g
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
-            "calls_per_sample": calls, "samples": len(times), "samples_s": times}
+    return sample_stats(times, calls)
 
 
 def graph_timed(c, entry):

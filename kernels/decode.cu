@@ -537,8 +537,9 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
                         ((se.row0 + p0 / group) * a.heads_q + hk * group + p0 % group);
         /* One atomic add where the word carries the tag (every call after a workspace's
          * first): a compare-and-swap loop would cost the group's last block one round trip
-         * per block that arrived with it. A word without the tag is claimed by installing
-         * the tag with this block counted; a block that loses that race adds. */
+         * per block that arrived with it. A word without the tag is first claimed by
+         * installing the tag with a count of 0 (a block that loses that race sees the
+         * tag); then every block adds. */
         const kiln_u64 tag = (kiln_u64)KILN_DECODE_TAG << 32;
         kiln_u64 old = *(volatile kiln_u64 *)ctr;
         while ((old >> 32) != KILN_DECODE_TAG) {
