@@ -320,6 +320,17 @@ KILN_DEV void dec_merge_load(const kiln_attn_args *a, kiln_i64 split_rows, kiln_
     }
 }
 
+/* The arrival counter of the block's split group (see KILN_DECODE_TAG): indexed by the
+ * group's first (query, head) row, unique per block row and below rows_q * heads_q; 8-byte
+ * aligned after the LSE. */
+KILN_DEV kiln_u64 *dec_counter(const kiln_attn_args *a, kiln_i64 row0, kiln_i32 p0,
+                               kiln_i32 group, kiln_i64 hk)
+{
+    const kiln_u64 at = (kiln_u64)(a->ws_lse + a->num_splits * (a->rows_q * a->heads_q));
+    return (kiln_u64 *)((at + 7u) & ~(kiln_u64)7u) +
+           ((row0 + p0 / group) * a->heads_q + hk * group + p0 % group);
+}
+
 KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
 {
     KILN_SHARED KILN_ALIGN16 kiln_elem qs[ROWS][D];
@@ -329,6 +340,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     KILN_SHARED float sm[NW][ROWS], sl[NW][ROWS];
     KILN_SHARED float sw[ROWS][KILN_DECODE_MAX_SPLITS]; /* the merge's split weights */
     KILN_SHARED int last_flag;
+    KILN_SHARED kiln_u64 ctr_seen; /* the group's counter word when the block started */
 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 lane = tid % 32, warp = tid / 32;
@@ -386,6 +398,12 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
                              (hk * group + pl % group) * a.q_stride_head;
         #pragma unroll
         for (kiln_i32 e = 0; e < DPT; ++e) qs[row][d0 + e] = live ? q[d0 + e] : (kiln_elem)0;
+        /* Whether the group's counter carries the tag is read now, under the loads' latency,
+         * not after the key loop, where the last block's merge is the grid's tail. The tag,
+         * once there, stays (the last block of every call puts it back), so the value read
+         * here still tells at the arrival below. */
+        if (a.num_splits > 1 && tid == 0)
+            ctr_seen = *(volatile kiln_u64 *)dec_counter(&a, s.row0, p0, group, hk);
         kiln_sync();
     }
     const kiln_elem *qrow = &qs[g][8 * t];
@@ -527,40 +545,42 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         }
         if (tid % 16 == 0) a.ws_lse[split * split_rows + wrow] = lse;
     }
-    kiln_fence();
+    /* The block's stores come before thread 0's count (the barrier, then its release); the
+     * count's acquire half, then the barrier, put every other split's stores before the
+     * last block's reads. */
     kiln_sync();
     if (tid == 0) {
-        /* Counter of this group: indexed by its first (query, head) row, unique per block
-         * row and below rows_q * heads_q; 8-byte aligned after the LSE. */
-        const kiln_u64 at = (kiln_u64)(a.ws_lse + a.num_splits * split_rows);
-        kiln_u64 *ctr = (kiln_u64 *)((at + 7u) & ~(kiln_u64)7u) +
-                        ((se.row0 + p0 / group) * a.heads_q + hk * group + p0 % group);
         /* One atomic add where the word carries the tag (every call after a workspace's
          * first): a compare-and-swap loop would cost the group's last block one round trip
          * per block that arrived with it. A word without the tag is first claimed by
          * installing the tag with a count of 0 (a block that loses that race sees the
          * tag); then every block adds. */
-        const kiln_u64 tag = (kiln_u64)KILN_DECODE_TAG << 32;
-        kiln_u64 old = *(volatile kiln_u64 *)ctr;
+        kiln_u64 *ctr = dec_counter(&a, se.row0, p0, group, hk);
+        kiln_u64 old = ctr_seen;
         while ((old >> 32) != KILN_DECODE_TAG) {
-            const kiln_u64 seen = kiln_cas64(ctr, old, tag);
+            const kiln_u64 seen = kiln_cas64(ctr, old, (kiln_u64)KILN_DECODE_TAG << 32);
             if (seen == old) break; /* claimed with count 0: the add below counts us */
             old = seen;
         }
-        const kiln_u64 prev = kiln_add64(ctr, 1u);
+        const kiln_u64 prev = kiln_arrive64(ctr, 1u);
         last_flag = (kiln_i64)(prev & 0xffffffffu) + 1 == (kiln_i64)a.num_splits;
-        if (last_flag) kiln_st64(ctr, tag);
     }
     kiln_sync();
     if (!last_flag) return; /* block-uniform */
-    kiln_fence();
 
     /* Last of the group: merge every split's partial. The 16 threads of a row first fetch
      * its split LSEs together (independent loads) and turn them into weights in shared
-     * memory; then thread tid owns 4 dims (tid % (D / 4)) of every live row for the
-     * splits lane_s + k * MSL, lane_s = tid / (D / 4), so the partials stream as 16-byte
-     * loads, MU splits of 8 rows in flight per thread, and the MSL partial sums meet in
-     * shared memory. */
+     * memory; then thread tid owns 4 dims (tid % (D / 4)) of every live row for the splits
+     * lane_s + k * MSL, lane_s = tid / (D / 4), so the partials stream as 16-byte loads, MU
+     * splits of 8 rows in flight per thread, and the MSL partial sums meet in shared
+     * memory.
+     * What the tail costs (an H200, 32 / 8 heads, D 128, globaltimer stamps per block,
+     * bench/decode_trace.py): the key loops end over a spread of about 5 us (blocks on
+     * multiprocessors that hold two run about 10% slower than alone), then the last block
+     * spends about 1 us on its warps' merge and partial, 0.7 us on the count and 2.5-3 us
+     * here. Moving the counter read and reset off this path and counting with one
+     * acquire-release atomic gained 1-2%; weights by shuffles, and 4-row blocks reading
+     * twice the splits per round, did not (0-6% slower). */
     const kiln_i32 part = tid % 16;
     const kiln_i32 c4 = (tid % (D / 4)) * 4, lane_s = tid / (D / 4);
     kiln_i64 wr[ROWS];
@@ -623,6 +643,9 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         }
     }
     const float tinv = tot == 0.0f ? 0.0f : 1.0f / tot;
+    /* Every block of the group has arrived and every partial is read: the count goes back
+     * to 0 for the next call, the tag stays. */
+    if (tid == 0) kiln_st64(dec_counter(&a, se.row0, p0, group, hk), (kiln_u64)KILN_DECODE_TAG << 32);
     if (!live) return;
     #pragma unroll
     for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + e] = kiln_f32_to_elem(acc[e] * tinv);

@@ -10,10 +10,12 @@
  * kiln_ldcg(p): one float from L2, never a stale L1 line (data other blocks wrote);
  * kiln_ldcg16(p): the same for 4 floats at a 16-byte aligned p, as raw bits.
  * kiln_stg16(p, x): stores the 4 floats x holds (raw bits) at a 16-byte aligned p.
- * kiln_fence(): __threadfence(): this thread's writes are visible device-wide before any
- * later write of it.
  * kiln_cas64(p, cmp, val): atomic compare-and-swap of a 64-bit word; returns the old value.
- * kiln_add64(p, val): atomic add to a 64-bit word; returns the old value.
+ * kiln_arrive64(p, val): atomic add to a 64-bit word at GPU scope with acquire and release
+ * semantics (PTX ISA "Memory Consistency Model": the writes this thread has observed,
+ * those of its block before a block barrier included, are visible to whoever reads the
+ * count it leaves, and what the blocks that counted before it wrote is visible to it);
+ * returns the old value.
  * kiln_st64(p, val): atomic store of a 64-bit word.
  * kiln_reload_barrier(): the compiler forgets what it read from memory, so a value needed
  * again later is loaded again rather than kept in registers across a long stretch.
@@ -54,16 +56,15 @@ KILN_DEV kiln_v4 kiln_ldcg16(const float *p)
     return r;
 }
 KILN_DEV void kiln_stg16(float *p, kiln_v4 x) { memcpy(p, &x, sizeof x); }
-KILN_DEV void kiln_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 KILN_DEV void kiln_reload_barrier(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 KILN_DEV kiln_u64 kiln_cas64(kiln_u64 *p, kiln_u64 cmp, kiln_u64 val)
 {
     __atomic_compare_exchange_n(p, &cmp, val, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return cmp;
 }
-KILN_DEV kiln_u64 kiln_add64(kiln_u64 *p, kiln_u64 val)
+KILN_DEV kiln_u64 kiln_arrive64(kiln_u64 *p, kiln_u64 val)
 {
-    return __atomic_fetch_add(p, val, __ATOMIC_SEQ_CST);
+    return __atomic_fetch_add(p, val, __ATOMIC_ACQ_REL);
 }
 KILN_DEV void kiln_st64(kiln_u64 *p, kiln_u64 val) { __atomic_store_n(p, val, __ATOMIC_SEQ_CST); }
 KILN_DEV kiln_u32 kiln_prmt(kiln_u32 x, kiln_u32 y, kiln_u32 sel)
@@ -120,13 +121,20 @@ KILN_DEV void kiln_stg16(float *p, kiln_v4 x)
                  "r"(x.c[2]), "r"(x.c[3])
                  : "memory");
 }
-KILN_DEV void kiln_fence(void) { __threadfence(); }
 KILN_DEV void kiln_reload_barrier(void) { asm volatile("" ::: "memory"); }
 KILN_DEV kiln_u64 kiln_cas64(kiln_u64 *p, kiln_u64 cmp, kiln_u64 val)
 {
     return atomicCAS(p, cmp, val);
 }
-KILN_DEV kiln_u64 kiln_add64(kiln_u64 *p, kiln_u64 val) { return atomicAdd(p, val); }
+KILN_DEV kiln_u64 kiln_arrive64(kiln_u64 *p, kiln_u64 val)
+{
+    /* One instruction where __threadfence() and atomicAdd would be two: the fence is
+     * sequentially consistent (fence.sc.gpu), more than the count needs. */
+    kiln_u64 r;
+    asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(val)
+                 : "memory");
+    return r;
+}
 KILN_DEV void kiln_st64(kiln_u64 *p, kiln_u64 val) { atomicExch(p, val); }
 KILN_DEV kiln_u32 kiln_prmt(kiln_u32 x, kiln_u32 y, kiln_u32 sel) { return __byte_perm(x, y, sel); }
 
