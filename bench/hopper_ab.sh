@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # The hopper tier's compile-time options side by side on an H200, in about 5 minutes:
-#   1. build this tree (Release, tests, no compile matrix) and copies of it whose option
-#      defaults are edited:
-#        direct   KILN_HOPPER_STAGE_O 0: output stored straight from the accumulators
+#   1. build copies of this tree (Release, tests, no compile matrix) whose option defaults
+#      (kernels/attention_hopper.h, every one #ifndef) are set by defines added to that
+#      header:
 #        staged   the defaults: output through shared memory, 16-byte row stores
-#        persist  KILN_HOPPER_PERSISTENT(d, m) 1: persistent grid everywhere (default: head dim 64 unwindowed)
-#   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on the default
-#      build and on the persistent one (both built with the tests)
+#        direct   KILN_HOPPER_STAGE_O 0: output stored straight from the accumulators
+#        persist  KILN_HOPPER_PERSISTENT(d, m) 1: persistent grid everywhere (default: head
+#                 dim 64 unwindowed)
+#        s2       2 K / V stages at head dim 128 (3 by default)
+#        p2       head dim 128 also on the persistent grid (no window), with 2 stages and
+#                 an output tile of its own, so one item's loads overlap the last one's
+#                 output as at head dim 64
+#        k160     key tiles of 160 at head dim 128 (2 stages) and of 192 at head dim 64,
+#                 no mask (128 by default)
+#        k176     key tiles of 176 at head dim 128 (2 stages), no mask
+#   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
+#      but the defaults (calls the tier does not cover fail by name and are left out)
 #   3. BENCH.md suite 2 for each build (bench/reference_benchmark.py --only prefill,
 #      the hopper tier beside SDPA cuDNN)
 #   4. a table: TFLOP/s per shape per option, cuDNN beside
-# $OUT gets summary.txt, logs.tgz and one prefill JSON per option.
+# ALTS="staged p2" narrows the list (default: staged s2 p2). $OUT gets summary.txt,
+# logs.tgz and one prefill JSON per option.
 #   bash bench/hopper_ab.sh
 set -u
 out=${OUT:-${TMPDIR:-/tmp}/kiln-hopper-ab}
@@ -24,23 +34,37 @@ stamp() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$sum"; }
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 } > "$sum" 2>&1
 
-# name | sed expression over kernels/attention_hopper.cu and kernels/attention_hopper.h
-opts=(
-  "direct|s/^#define KILN_HOPPER_STAGE_O 1$/#define KILN_HOPPER_STAGE_O 0/"
+# name | defines added to kernels/attention_hopper.h (';' separates lines)
+all_opts=(
   "staged|"
-  "persist|s/^#define KILN_HOPPER_PERSISTENT(d, m) ((d) == 64 \&\& (m) != 2)$/#define KILN_HOPPER_PERSISTENT(d, m) 1/"
+  "direct|#define KILN_HOPPER_STAGE_O 0"
+  "persist|#define KILN_HOPPER_PERSISTENT(d, m) 1"
+  "s2|#define KILN_HOPPER_STAGES(d, m) ((d) == 64 ? 3 : 2)"
+  "k160|#define KILN_HOPPER_BLOCK_K(d, m) ((m) != 0 ? 128 : (d) == 128 ? 160 : 192);#define KILN_HOPPER_STAGES(d, m) ((d) == 128 \&\& (m) == 0 ? 2 : 3)"
+  "k176|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 0 \&\& (d) == 128 ? 176 : 128);#define KILN_HOPPER_STAGES(d, m) ((d) == 128 \&\& (m) == 0 ? 2 : 3)"
+  "p2|#define KILN_HOPPER_STAGES(d, m) ((d) == 64 ? 3 : 2);#define KILN_HOPPER_PERSISTENT(d, m) ((m) != 2);#define KILN_HOPPER_O_OWN(d, m) ((m) != 2)"
 )
+opts=()
+for n in ${ALTS:-staged s2 p2}; do
+  for o in "${all_opts[@]}"; do [ "${o%%|*}" = "$n" ] && opts+=("$o"); done
+done
 build() { # name sed tests
   local name=$1 ex=$2 tests=$3 src=/tmp/kiln-ab-src-$1 b=/tmp/kiln-ab-build-$1
   rm -rf "$src" && mkdir -p "$src" &&
     cp -r CMakeLists.txt CMakePresets.json cmake include src kernels tools tests bench python \
       "$src"/ || return 1
   if [ -n "$ex" ]; then
-    sed -i "$ex" "$src/kernels/attention_hopper.cu" "$src/kernels/attention_hopper.h"
+    # STAGE_O is defined in the kernel source: its option edits the line there.
+    case $ex in
+      *KILN_HOPPER_STAGE_O*) sed -i "s/^#define KILN_HOPPER_STAGE_O 1$/$ex/" \
+        "$src/kernels/attention_hopper.cu" ;;
+      *) sed -i "/^#define KILN_ATTENTION_HOPPER_H$/a ${ex//;/\\n}" \
+        "$src/kernels/attention_hopper.h" ;;
+    esac
     # The edit must have hit.
     cmp -s kernels/attention_hopper.cu "$src/kernels/attention_hopper.cu" &&
       cmp -s kernels/attention_hopper.h "$src/kernels/attention_hopper.h" &&
-      { echo "$name: sed changed nothing"; return 1; }
+      { echo "$name: the edit changed nothing"; return 1; }
   fi
   { cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=$tests \
       -DKILN_COMPILE_MATRIX=OFF &&
@@ -50,9 +74,7 @@ build() { # name sed tests
 pids=()
 for o in "${opts[@]}"; do
   name=${o%%|*}
-  tests=OFF
-  [ "$name" = staged ] || [ "$name" = persist ] && tests=ON
-  build "$name" "${o#*|}" $tests &
+  build "$name" "${o#*|}" ON &
   pids+=($!)
 done
 ok=1
@@ -76,7 +98,9 @@ for o in "${opts[@]}"; do
 done
 stamp "canaries"
 
-for name in staged persist; do
+for o in "${opts[@]}"; do
+  name=${o%%|*}
+  [ "$name" = staged ] && continue
   case " ${bad:-} " in *" $name "*) continue ;; esac
   KILN_GPU_TIER=hopper KILN_TEST_BACKEND=cuda KILN_CACHE_DIR=/tmp/kiln-ab-cache-$name \
     timeout 100 ctest --test-dir /tmp/kiln-ab-build-$name -L '^gpu$' -j 6 \

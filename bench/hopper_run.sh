@@ -117,7 +117,9 @@ fi
 
 if has sanit; then
   for tool in memcheck racecheck; do
-    for shape in "2 4 2 128 300 --causal" "1 4 4 64 200" "1 2 1 128 700 --causal"; do
+    # The last shape runs the wide key tiles (head dim 64, no mask, 4160 keys).
+    for shape in "2 4 2 128 300 --causal" "1 4 4 64 200" "1 2 1 128 700 --causal" \
+      "1 4 2 64 4160"; do
       set -- $shape
       echo "== $tool B=$1 H=$2 Hkv=$3 D=$4 S=$5 ${6:-}"
       KILN_GPU_TIER=hopper timeout 60 compute-sanitizer --tool $tool $k bench attention \

@@ -6,19 +6,21 @@
  *   KILN_HEAD_DIM  64 | 128          exactly the runtime head_dim
  *   KILN_MASK      as in attention.cu
  *   KILN_MODE      0 (fixed-length q, k, v; other modes run on the tensor tier)
+ *   KILN_HOPPER_WIDE  1 for key tiles of KILN_HOPPER_WIDE_K (attention_hopper.h)
  * compiled for sm_90a. Parameters: the usual kiln_attn_args and three tensor maps (q, k, v)
  * the host builds with cuTensorMapEncodeTiled over [batch][seq][heads][head_dim] (innermost
- * last), boxes of 64 elements x 128 rows, 128-byte swizzle (src/gpu/hopper_launch.c).
+ * last), boxes of 64 elements x 128 query rows or x BN key rows (attention_hopper.h),
+ * 128-byte swizzle (src/gpu/hopper_launch.c).
  *
  * Grid (ceil(seqlen_q / 128), heads_q, batch * num_splits), 384 threads in three
  * warpgroups (kernels/attention_hopper.h):
  *   warpgroup 0, the producer, gives up registers (setmaxnreg) and one thread of it issues
- *   the copies: the block's Q tile once, then K and V tiles of 128 keys into a ring of
- *   KILN_HOPPER_STAGES(d) slots, each slot guarded by a "full" mbarrier (the copy engine
+ *   the copies: the block's Q tile once, then K and V tiles of BN keys into a ring of
+ *   KILN_HOPPER_STAGES(d, m) slots, each slot guarded by a "full" mbarrier (the copy engine
  *   completes its bytes there) and an "empty" one (the consumers' warps arrive when they
  *   have read it);
  *   warpgroups 1 and 2, the consumers, take the registers and own 64 query rows each:
- *   S = Q K^T by wgmma with both operands in shared memory (64 x 128 fp32 accumulators),
+ *   S = Q K^T by wgmma with both operands in shared memory (64 x BN fp32 accumulators),
  *   scale, soft-cap, ALiBi and masks on the accumulators, the online softmax in registers
  *   (a row lives in the 4 lanes of a quad), then O += P V by wgmma with P straight from the
  *   accumulator registers (an m64n16 slice of the accumulator is exactly the A-fragment
@@ -53,8 +55,15 @@
 
 #define D KILN_HEAD_DIM
 #define BM KILN_HOPPER_BLOCK_Q
-#define BN KILN_HOPPER_BLOCK_K
-#define NS KILN_HOPPER_STAGES(D)
+#if defined(KILN_HOPPER_WIDE) && KILN_HOPPER_WIDE
+#if !KILN_HOPPER_WIDE_COVERS(D, KILN_MASK)
+#error "the wide hopper variant is head dim 64 without a mask"
+#endif
+#define BN KILN_HOPPER_WIDE_K
+#else
+#define BN KILN_HOPPER_BLOCK_K(D, KILN_MASK)
+#endif
+#define NS KILN_HOPPER_STAGES(D, KILN_MASK)
 #define DB (D / 64)                 /* 64-column blocks of a row */
 #define TILE_Q (BM * D * 2)         /* bytes */
 #define TILE_K (BN * D * 2)
@@ -63,6 +72,17 @@
 #define KILN_LOG2E 1.4426950408889634f
 #define KILN_LN2 0.6931471805599453f
 
+#if BN == 128
+#define kiln_wgmma_s kiln_wgmma_ss_n128
+#elif BN == 160
+#define kiln_wgmma_s kiln_wgmma_ss_n160
+#elif BN == 176
+#define kiln_wgmma_s kiln_wgmma_ss_n176
+#elif BN == 192
+#define kiln_wgmma_s kiln_wgmma_ss_n192
+#else
+#error "the hopper tier's key tile is 128, 160, 176 or 192 keys"
+#endif
 #if D == 128
 #define kiln_wgmma_pv kiln_wgmma_rs_n128
 #else
@@ -120,7 +140,7 @@ KILN_DEV void hp_issue_s(float sc[NACC_S], kiln_u32 q_addr, kiln_u32 k_addr)
     for (kiln_i32 kk = 0; kk < D / 16; ++kk) {
         const kiln_u32 off = (kiln_u32)(kk / 4) * (BM * 128) + (kiln_u32)(kk % 4) * 32;
         const kiln_u32 offk = (kiln_u32)(kk / 4) * (BN * 128) + (kiln_u32)(kk % 4) * 32;
-        kiln_wgmma_ss_n128(sc, kiln_wg_desc(q_addr + off, 16, 1024),
+        kiln_wgmma_s(sc, kiln_wg_desc(q_addr + off, 16, 1024),
                            kiln_wg_desc(k_addr + offk, 16, 1024), kk > 0);
     }
     kiln_wgmma_commit();
@@ -139,8 +159,8 @@ KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u32 v_a
 /* Softmax of one tile of scores (keys kt ..): masks, the online max and sum, and the
  * weights left in sc; alpha gets each row's rescale factor for O. */
 KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], float alpha[2],
-                         kiln_i64 kt, kiln_i64 hi, kiln_i64 i0, kiln_i64 i_last,
-                         kiln_i64 diag, kiln_i32 tq4, int plain)
+                         kiln_i32 kt, kiln_i32 hi, kiln_i32 i0, kiln_i32 i_last,
+                         kiln_i32 diag, kiln_i32 tq4, int plain)
 {
     const float scale2 = a->scale * KILN_LOG2E, softcap2 = a->softcap * KILN_LOG2E;
     const float kexp = plain ? scale2 : 1.0f;
@@ -349,7 +369,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 
     if (wg == 0) {
         /* ---- producer: one thread issues every copy ---- */
-        kiln_setmaxnreg_dec(24);
+        kiln_setmaxnreg_dec(KILN_HOPPER_REGS_LOAD(D, KILN_MASK));
         if (tid != 0) return;
         kiln_i32 ring = 0, qn = 0; /* K / V tiles and Q tiles loaded so far */
         hp_item it;
@@ -387,7 +407,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     }
 
     /* ---- consumers ---- */
-    kiln_setmaxnreg_inc(240);
+    kiln_setmaxnreg_inc(KILN_HOPPER_REGS_MMA(D, KILN_MASK));
     const kiln_i32 cw = wg - 1;               /* consumer 0 or 1: rows 64 cw .. */
     const kiln_i32 wtid = tid % 128;
     const kiln_i32 warp = wtid / 32, lane = tid % 32;
@@ -406,16 +426,18 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     hp_item it;
     for (kiln_i32 j = 0; hp_step(&a, j, &it); ++j) {
         if (it.q0 < 0) continue;
-        const kiln_i64 q0i = it.q0, lo = it.lo, hi = it.hi, sq = it.s.sq;
+        /* 32-bit inside the tile loop (the host keeps sequences below 2^29): registers. */
+        const kiln_i32 q0i = (kiln_i32)it.q0, lo = (kiln_i32)it.lo, hi = (kiln_i32)it.hi;
+        const kiln_i32 sq = (kiln_i32)it.s.sq;
         const kiln_i32 ntiles = it.ntiles;
-        const kiln_i64 diag = it.s.sk - sq;
+        const kiln_i32 diag = (kiln_i32)it.s.sk - sq;
 
         hp_rows w;
         int live[2];
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
-            const kiln_i64 i = q0i + cw * 64 + warp * 16 + g + 8 * r;
-            kiln_i64 vl = lo, vh = hi;
+            const kiln_i32 i = q0i + cw * 64 + warp * 16 + g + 8 * r;
+            kiln_i32 vl = lo, vh = hi;
             w.slope[r] = a.alibi ? a.alibi[it.b * a.alibi_stride_batch + it.h] * KILN_LOG2E : 0.0f;
 #if KILN_MASK != KILN_MASK_FULL
             if (a.window_left >= 0 && i + diag - a.window_left > vl) vl = i + diag - a.window_left;
@@ -433,8 +455,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             w.m[r] = kiln_neg_inf();
             w.l[r] = 0.0f;
         }
-        const kiln_i64 i0 = q0i;
-        const kiln_i64 i_last = (q0i + BM < sq ? q0i + BM : sq) - 1;
+        const kiln_i32 i0 = q0i;
+        const kiln_i32 i_last = (q0i + BM < sq ? q0i + BM : sq) - 1;
 
         float o[NACC_O];
         #pragma unroll
@@ -477,7 +499,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 const kiln_i32 n = r0 + t;
                 const kiln_i32 st = n % NS, pst = (n - 1) % NS;
                 const kiln_u32 ph = (kiln_u32)(n / NS) & 1u, pph = (kiln_u32)((n - 1) / NS) & 1u;
-                const kiln_i64 kt = lo + (kiln_i64)t * BN;
+                const kiln_i32 kt = lo + t * BN;
                 kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
                 kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
                 #pragma unroll

@@ -7,12 +7,25 @@
 #define KILN_ATTENTION_HOPPER_H
 
 #define KILN_HOPPER_BLOCK_Q 128 /* query rows of one head per block: 64 per consumer */
-#define KILN_HOPPER_BLOCK_K 128 /* keys per shared-memory tile */
-/* K and V tiles in flight per head dim d. 4 stages at head dim 64 (160 KiB of shared
- * memory) ran within 1% of 3 on every suite-2 shape of an H200, 1% slower at S = 1k causal
- * (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only. */
+/* Keys per shared-memory tile per head dim d and mask m (KILN_MASK_*: 0 full, 1 causal,
+ * 2 window): 128, 160, 176 or 192 (the S product's N; kernels/hopper.h has those shapes). */
+#ifndef KILN_HOPPER_BLOCK_K
+#define KILN_HOPPER_BLOCK_K(d, m) 128
+#endif
+/* The wide variant (key ...k192.hopper, compiled with KILN_HOPPER_WIDE=1): head dim 64
+ * without a mask in key tiles of 192, for calls with at least KILN_HOPPER_WIDE_MIN_KEYS
+ * keys per split. Measured on an H200 (bench/hopper_ab.sh, k160): S = 16k 5% and S = 4k 1%
+ * faster than tiles of 128, S = 1k 8% slower (the sixth tile of 1024 keys is a third
+ * full). Head dim 128 has no wide variant: tiles of 160 ran within 1% of 128 at S >= 4k and
+ * 5% slower at 1k, tiles of 176 spill. */
+#define KILN_HOPPER_WIDE_K 192
+#define KILN_HOPPER_WIDE_MIN_KEYS 4096
+#define KILN_HOPPER_WIDE_COVERS(d, m) ((d) == 64 && (m) == 0)
+/* K and V tiles in flight per head dim d and mask m. 4 stages at head dim 64 (160 KiB of
+ * shared memory) ran within 1% of 3 on every suite-2 shape of an H200, 1% slower at S = 1k
+ * causal (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only. */
 #ifndef KILN_HOPPER_STAGES
-#define KILN_HOPPER_STAGES(d) 3
+#define KILN_HOPPER_STAGES(d, m) 3
 #endif
 #define KILN_HOPPER_THREADS 384 /* producer warpgroup + two consumer warpgroups */
 
@@ -31,12 +44,24 @@
 /* Whether the output of a block is staged in its own shared-memory tile (1) or in the Q
  * tile's rows (0, Q then reloads only after the output is written). Its own tile pays off
  * on the persistent grid only, and fits beside head dim 64's rings only. */
+#ifndef KILN_HOPPER_O_OWN
 #define KILN_HOPPER_O_OWN(d, m) (KILN_HOPPER_PERSISTENT(d, m) && (d) == 64)
+#endif
 
-/* Dynamic shared memory of a block of head dim d and mask m: the Q tile, the K and V rings, the output
+/* Registers per thread of the producer warpgroup and of each consumer warpgroup after
+ * setmaxnreg (multiples of 8; 128 x producer + 256 x consumer at most 65536). */
+#ifndef KILN_HOPPER_REGS_LOAD
+#define KILN_HOPPER_REGS_LOAD(d, m) 24
+#endif
+#ifndef KILN_HOPPER_REGS_MMA
+#define KILN_HOPPER_REGS_MMA(d, m) 240
+#endif
+
+/* Dynamic shared memory of a block of head dim d, mask m (and key tile bk): the Q tile, the K and V rings, the output
  * tile where it has its own, 1024 bytes of alignment slack and the barriers. */
-#define KILN_HOPPER_SMEM_BYTES(d, m)                                                        \
+#define KILN_HOPPER_SMEM_BYTES_K(d, m, bk)                                                  \
     ((KILN_HOPPER_BLOCK_Q * (1 + KILN_HOPPER_O_OWN(d, m)) +                                   \
-      2 * KILN_HOPPER_STAGES(d) * KILN_HOPPER_BLOCK_K) * (d) * 2 + 1024 + 256)
+      2 * KILN_HOPPER_STAGES(d, m) * (bk)) * (d) * 2 + 1024 + 256)
+#define KILN_HOPPER_SMEM_BYTES(d, m) KILN_HOPPER_SMEM_BYTES_K(d, m, KILN_HOPPER_BLOCK_K(d, m))
 
 #endif

@@ -1,11 +1,12 @@
 /*
  * Canonical variant keys, the one name of a kernel variant used in AOT file names, cache
  * entries, error messages and the dispatch report:
- *   attn_fwd.<dtype>.d<head_dim>.<mask>.<mode>.<tier>   mask: full | causal | window
- *                                                       mode: fixed | varlen | paged
+ *   attn_fwd.<dtype>.d<head_dim>.<mask>.<mode>[.k<keys>].<tier>
+ *                                 mask: full | causal | window; mode: fixed | varlen | paged;
+ *                                 k<keys>: a variant's key tile when not its tier's default
  *   attn_combine.<dtype>.d<head_dim>.<tier>
  *   <act>_and_mul.<dtype>.<tier>                        act: silu | gelu | gelu_tanh
- * dtype is kiln_dtype_name(): f32 | f16 | bf16. tier: cpu | generic | tensor.
+ * dtype is kiln_dtype_name(): f32 | f16 | bf16. tier: cpu | generic | tensor | hopper.
  */
 #ifndef KILN_CORE_VARIANT_KEY_H
 #define KILN_CORE_VARIANT_KEY_H
@@ -45,6 +46,7 @@ typedef struct kiln_variant_desc {
     kiln_attn_mode mode; /* attention */
     kiln_activation act; /* activations */
     const char *tier;    /* static text: "cpu", "generic", "tensor" */
+    int32_t block_k;     /* attention: keys per tile when not the tier's default, else 0 */
 } kiln_variant_desc;
 void kiln_variant_key(const kiln_variant_desc *d, char *buf, size_t cap);
 

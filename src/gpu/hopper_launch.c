@@ -39,7 +39,7 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
     const kiln_gpu_driver *drv = dev->drv;
     hopper_map mq, mk, mv;
     const int bf16 = v->dtype == KILN_BF16;
-    const uint32_t bq = KILN_HOPPER_BLOCK_Q, bk = KILN_HOPPER_BLOCK_K;
+    const uint32_t bq = KILN_HOPPER_BLOCK_Q, bk = (uint32_t)kiln_gpu_hopper_block_k(v);
     KILN_FAIL_IF(!drv->tensor_map, KILN_UNSUPPORTED,
                  "the hopper tier needs tensor maps, which the %s driver does not make",
                  drv->name);

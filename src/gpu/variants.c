@@ -69,20 +69,20 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                 for (size_t o = 0; o < COUNT(kModes); ++o) {
                     kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a], kHeadDims[d],
                                           kMasks[m], kModes[o], KILN_ACT_SILU,
-                                          KILN_GPU_TIER_ID_GENERIC, 0};
+                                          KILN_GPU_TIER_ID_GENERIC, 0, 0};
                     put(out, cap, &n, v);
                 }
             {
                 kiln_gpu_variant v = {KILN_KERNEL_COMBINE, kAttnDtypes[a], kHeadDims[d],
                                       KILN_MASK_FULL, KILN_MODE_FIXED, KILN_ACT_SILU,
-                                      KILN_GPU_TIER_ID_GENERIC, 0};
+                                      KILN_GPU_TIER_ID_GENERIC, 0, 0};
                 put(out, cap, &n, v);
             }
         }
     for (size_t a = 0; a < COUNT(kActs); ++a)
         for (size_t d = 0; d < COUNT(kActDtypes); ++d) {
             kiln_gpu_variant v = {KILN_KERNEL_ACT, kActDtypes[d], 0, KILN_MASK_FULL,
-                                  KILN_MODE_FIXED, kActs[a], KILN_GPU_TIER_ID_GENERIC, 0};
+                                  KILN_MODE_FIXED, kActs[a], KILN_GPU_TIER_ID_GENERIC, 0, 0};
             put(out, cap, &n, v);
         }
     if (has_mma_sync(t) || amd_family(t)) {
@@ -96,7 +96,7 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                         kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a],
                                               dims[d], kMasks[m], kModes[o],
                                               KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR,
-                                              amd_family(t)};
+                                              amd_family(t), 0};
                         put(out, cap, &n, v);
                         /* The decode kernel: NVIDIA only (mma.sync fragments). */
                         v.kind = KILN_KERNEL_DECODE;
@@ -110,8 +110,11 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                 for (size_t m = 0; m < COUNT(kMasks); ++m) {
                     kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a], kHopperHeadDims[d],
                                           kMasks[m], KILN_MODE_FIXED, KILN_ACT_SILU,
-                                          KILN_GPU_TIER_ID_HOPPER, 0};
+                                          KILN_GPU_TIER_ID_HOPPER, 0, 0};
                     put(out, cap, &n, v);
+                    v.wide = 1;
+                    if (KILN_HOPPER_WIDE_COVERS(kHopperHeadDims[d], kMasks[m]))
+                        put(out, cap, &n, v);
                 }
     return n;
 }
@@ -276,6 +279,10 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
             KILN_FORWARD(kiln_gpu_variant_for_attn(p, v));
             v->head_dim = (int32_t)p->head_dim;
             v->tier = KILN_GPU_TIER_ID_HOPPER;
+            /* Long key ranges take the wide key tiles (attention_hopper.h says why). */
+            const int64_t per_split = p->seqlen_k / (p->num_splits > 1 ? p->num_splits : 1);
+            v->wide = KILN_HOPPER_WIDE_COVERS(v->head_dim, v->mask) &&
+                      per_split >= KILN_HOPPER_WIDE_MIN_KEYS;
             return KILN_OK;
         }
     }
@@ -370,6 +377,7 @@ void kiln_gpu_variant_desc(const kiln_gpu_variant *v, kiln_variant_desc *d)
     d->tier = v->kind == KILN_KERNEL_ATTN || v->kind == KILN_KERNEL_DECODE
                   ? kiln_gpu_variant_tier_name(v)
                   : KILN_GPU_TIER_GENERIC;
+    d->block_k = v->wide ? KILN_HOPPER_WIDE_K : 0;
 }
 
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
@@ -383,7 +391,7 @@ uint32_t kiln_gpu_variant_id(const kiln_gpu_variant *v)
 {
     return (uint32_t)v->kind | (uint32_t)v->dtype << 2 | (uint32_t)v->head_dim << 5 |
            (uint32_t)v->mask << 14 | (uint32_t)v->mode << 16 | (uint32_t)v->act << 18 |
-           (uint32_t)v->tier << 20 | (uint32_t)v->family << 24;
+           (uint32_t)v->tier << 20 | (uint32_t)v->family << 24 | (uint32_t)v->wide << 28;
 }
 
 const char *kiln_gpu_variant_file(const kiln_gpu_variant *v)
@@ -426,6 +434,7 @@ int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *s)
             if (v->family)
                 snprintf(s->text[n++], sizeof s->text[0], "-DKILN_WM_FAMILY=%d",
                          (int)v->family);
+            if (v->wide) snprintf(s->text[n++], sizeof s->text[0], "-DKILN_HOPPER_WIDE=1");
         }
     }
     for (int i = 0; i < n; ++i) s->ptr[i] = s->text[i];
@@ -587,7 +596,8 @@ int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
 int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v)
 {
     if (v->kind != KILN_KERNEL_ATTN) return 0;
-    return v->tier == KILN_GPU_TIER_ID_HOPPER   ? KILN_HOPPER_SMEM_BYTES(v->head_dim, (int)v->mask)
+    return v->tier == KILN_GPU_TIER_ID_HOPPER
+               ? KILN_HOPPER_SMEM_BYTES_K(v->head_dim, (int)v->mask, kiln_gpu_hopper_block_k(v))
            : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_SMEM_BYTES(v->head_dim)
                                                 : 0;
 }
@@ -612,4 +622,9 @@ kiln_status kiln_gpu_act_grid(const kiln_act_args *a, unsigned grid[3], unsigned
     block[0] = KILN_ACT_THREADS;
     block[1] = block[2] = 1;
     return KILN_OK;
+}
+
+int32_t kiln_gpu_hopper_block_k(const kiln_gpu_variant *v)
+{
+    return v->wide ? KILN_HOPPER_WIDE_K : KILN_HOPPER_BLOCK_K(v->head_dim, (int)v->mask);
 }

@@ -34,6 +34,9 @@
  *              only when seqlen_q >= 64 (its 128-row query tiles of one head waste most of
  *              their work on decode-sized q, where the tensor tier packs the query heads of
  *              a KV head into one block); KILN_GPU_TIER=hopper runs it at any seqlen_q.
+ *              Head dim 64 without a mask also has a wide variant (key tiles of 192,
+ *              attn_fwd.<dtype>.d64.full.fixed.k192.hopper), taken for calls with at least
+ *              KILN_HOPPER_WIDE_MIN_KEYS keys per split.
  * KILN_GPU_TIER=auto|generic|tensor|hopper picks the tier (auto: hopper, then tensor, where
  * they cover the problem on the target, else generic; tensor / hopper: KILN_UNSUPPORTED
  * saying why when that tier does not cover it).
@@ -83,6 +86,9 @@ typedef struct kiln_gpu_variant {
      * target's matrix kind; 0 everywhere else. Not part of the key, which names the same
      * variant on every vendor: the target tells the families apart. */
     int32_t family;
+    /* Hopper tier: 1 for the wide variant (key tiles of KILN_HOPPER_WIDE_K, key
+     * ...k192.hopper); 0 everywhere else. */
+    int32_t wide;
 } kiln_gpu_variant;
 
 #define KILN_GPU_TIER_GENERIC "generic"
@@ -103,7 +109,7 @@ typedef enum kiln_gpu_tier_request {
 
 /* "generic", "tensor" or "hopper". */
 const char *kiln_gpu_variant_tier_name(const kiln_gpu_variant *v);
-#define KILN_GPU_MAX_DEFINES 5
+#define KILN_GPU_MAX_DEFINES 6
 
 /* Every variant for target t: the generic set everywhere, plus the tensor tier's on NVIDIA
  * sm_80 and later and on AMD targets with WMMA or MFMA. Writes up to cap variants.
@@ -175,6 +181,8 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
  * tensor tier's; 0 for kernels with static shared memory only). */
 int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v);
 int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v);
+/* Keys per shared-memory tile of a hopper-tier variant. */
+int32_t kiln_gpu_hopper_block_k(const kiln_gpu_variant *v);
 /* The tensor-tier head dim that runs head_dim (the smallest compiled one at least as wide;
  * 0 above 256). */
 int32_t kiln_gpu_tensor_head_dim(int64_t head_dim);

@@ -622,6 +622,48 @@ int main(int argc, char **argv)
         CHECK_STR_EQ(key, "attn_fwd.bf16.d128.full.fixed.hopper");
         CHECK_STR_EQ(kiln_gpu_variant_file(&v), "attention_hopper.cu");
         CHECK_STR_EQ(kiln_gpu_variant_tier_name(&v), "hopper");
+        {
+            /* Head dim 64 without a mask takes the wide key tiles from 4096 keys per split
+             * on; other head dims and masks never do. */
+            kiln_attn_problem w = p;
+            kiln_gpu_defines defs;
+            int n, found = 0;
+            w.head_dim = 64;
+            w.seqlen_k = KILN_HOPPER_WIDE_MIN_KEYS - 8;
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
+            CHECK_EQ(v.wide, 0);
+            CHECK_EQ(kiln_gpu_hopper_block_k(&v), KILN_HOPPER_BLOCK_K(64, 0));
+            w.seqlen_k = KILN_HOPPER_WIDE_MIN_KEYS;
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
+            CHECK_EQ(v.wide, 1);
+            kiln_gpu_variant_key(&v, key, sizeof key);
+            CHECK_STR_EQ(key, "attn_fwd.bf16.d64.full.fixed.k192.hopper");
+            CHECK_EQ(kiln_gpu_hopper_block_k(&v), KILN_HOPPER_WIDE_K);
+            CHECK_EQ(kiln_gpu_variant_dynamic_smem(&v),
+                     KILN_HOPPER_SMEM_BYTES_K(64, 0, KILN_HOPPER_WIDE_K));
+            CHECK(kiln_gpu_variant_dynamic_smem(&v) <= h100->shared_max_bytes);
+            n = kiln_gpu_variant_defines(&v, &defs);
+            for (int i = 0; i < n; ++i) found |= strcmp(defs.ptr[i], "-DKILN_HOPPER_WIDE=1") == 0;
+            CHECK(found);
+            {
+                kiln_gpu_variant narrow = v;
+                narrow.wide = 0;
+                CHECK(kiln_gpu_variant_id(&narrow) != kiln_gpu_variant_id(&v));
+            }
+            w.num_splits = 2; /* 2048 keys per split */
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
+            CHECK_EQ(v.wide, 0);
+            w.num_splits = 1;
+            w.causal = 1;
+            w.window_right = 0;
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
+            CHECK_EQ(v.wide, 0);
+            w.causal = 0;
+            w.window_right = -1;
+            w.head_dim = 128;
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
+            CHECK_EQ(v.wide, 0);
+        }
         CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_AUTO, &v));
         CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
         CHECK_STATUS(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_HOPPER, &v),
@@ -663,13 +705,13 @@ int main(int argc, char **argv)
         p.seqlen_k = 500;
         CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
 
-        /* 12 hopper variants on sm_90 (f16 / bf16 x d64 / d128 x 3 masks, fixed), none on
-         * sm_80. */
+        /* 14 hopper variants on sm_90 (f16 / bf16 x d64 / d128 x 3 masks, fixed, and the
+         * wide d64 full ones), none on sm_80. */
         nv = kiln_gpu_variant_list(h100, NULL, 0);
         list = malloc(nv * sizeof *list);
         kiln_gpu_variant_list(h100, list, nv);
         for (size_t i = 0; i < nv; ++i) hopper += list[i].tier == KILN_GPU_TIER_ID_HOPPER;
-        CHECK_EQ(hopper, 12);
+        CHECK_EQ(hopper, 14);
         free(list);
         nv = kiln_gpu_variant_list(t, NULL, 0);
         list = malloc(nv * sizeof *list);

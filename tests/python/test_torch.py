@@ -182,8 +182,11 @@ class TestCUDA(unittest.TestCase):
     def test_against_sdpa(self):
         # Every mode SDPA expresses: full, causal (equal lengths, where SDPA's top-left
         # alignment is kiln's bottom-right), GQA through enable_gqa; d 64 and 128; bf16, f16.
+        # 4160 keys at d 64: the hopper tier's wide key tiles (192) where it runs, the
+        # last one partly past the end.
         shapes = [(1, 16, 16, 128, 128, 64), (2, 8, 8, 1000, 1000, 128),
-                  (2, 32, 8, 512, 512, 128), (1, 8, 1, 257, 257, 64), (3, 4, 4, 1, 1, 64)]
+                  (2, 32, 8, 512, 512, 128), (1, 8, 1, 257, 257, 64), (3, 4, 4, 1, 1, 64),
+                  (1, 4, 2, 4160, 4160, 64)]
         for tier in fixed_tiers():
             for dtype in (torch.bfloat16, torch.float16):
                 for (b, hq, hkv, sq, sk, d) in shapes:
@@ -205,6 +208,10 @@ class TestCUDA(unittest.TestCase):
                             self.assertEqual(d_["backend"],
                                              "hip" if torch.version.hip else "cuda")
                             self.assertEqual(d_["tier"], tier)
+                            if d_["tier"] == "hopper":
+                                wide = d == 64 and not causal and sk >= 4096
+                                self.assertEqual(".k192." in d_["variant"], wide,
+                                                 d_["variant"])
 
     def test_masks_sdpa_takes_as_tensors(self):
         # Bottom-right causal with sq != sk, sliding windows and ALiBi: SDPA with a mask.
