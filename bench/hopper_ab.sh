@@ -14,6 +14,10 @@
 #        k160     key tiles of 160 at head dim 128 (2 stages) and of 192 at head dim 64,
 #                 no mask (128 by default)
 #        k176     key tiles of 176 at head dim 128 (2 stages), no mask
+#        eager    O rescaled after every tile (default at head dim 128: only when a row's
+#                 max moved)
+#        kc64     key tiles of 64 under the causal mask (4 stages): a quarter of the
+#                 diagonal block computed and masked instead of half
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
 #      but the defaults (calls the tier does not cover fail by name and are left out)
 #   3. BENCH.md suite 2 for each build (bench/reference_benchmark.py --only prefill,
@@ -42,6 +46,8 @@ all_opts=(
   "s2|#define KILN_HOPPER_STAGES(d, m) ((d) == 64 ? 3 : 2)"
   "k160|#define KILN_HOPPER_BLOCK_K(d, m) ((m) != 0 ? 128 : (d) == 128 ? 160 : 192);#define KILN_HOPPER_STAGES(d, m) ((d) == 128 \&\& (m) == 0 ? 2 : 3)"
   "k176|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 0 \&\& (d) == 128 ? 176 : 128);#define KILN_HOPPER_STAGES(d, m) ((d) == 128 \&\& (m) == 0 ? 2 : 3)"
+  "kc64|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 1 ? 64 : 128);#define KILN_HOPPER_STAGES(d, m) ((m) == 1 ? 4 : 3)"
+  "eager|#define KILN_HOPPER_LAZY_RESCALE(d) 0"
   "p2|#define KILN_HOPPER_STAGES(d, m) ((d) == 64 ? 3 : 2);#define KILN_HOPPER_PERSISTENT(d, m) ((m) != 2);#define KILN_HOPPER_O_OWN(d, m) ((m) != 2)"
 )
 opts=()

@@ -72,7 +72,9 @@
 #define KILN_LOG2E 1.4426950408889634f
 #define KILN_LN2 0.6931471805599453f
 
-#if BN == 128
+#if BN == 64
+#define kiln_wgmma_s kiln_wgmma_ss_n64
+#elif BN == 128
 #define kiln_wgmma_s kiln_wgmma_ss_n128
 #elif BN == 160
 #define kiln_wgmma_s kiln_wgmma_ss_n160
@@ -81,7 +83,7 @@
 #elif BN == 192
 #define kiln_wgmma_s kiln_wgmma_ss_n192
 #else
-#error "the hopper tier's key tile is 128, 160, 176 or 192 keys"
+#error "the hopper tier's key tile is 64, 128, 160, 176 or 192 keys"
 #endif
 #if D == 128
 #define kiln_wgmma_pv kiln_wgmma_rs_n128
@@ -521,8 +523,11 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 #pragma unroll
                 for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
                 if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
-                #pragma unroll
-                for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
+                if (!KILN_HOPPER_LAZY_RESCALE(D) ||
+                    kiln_warp_any(alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+                    #pragma unroll
+                    for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
+                }
                 hp_pack_p(pf, sc);
             }
 

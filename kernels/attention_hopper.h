@@ -8,7 +8,7 @@
 
 #define KILN_HOPPER_BLOCK_Q 128 /* query rows of one head per block: 64 per consumer */
 /* Keys per shared-memory tile per head dim d and mask m (KILN_MASK_*: 0 full, 1 causal,
- * 2 window): 128, 160, 176 or 192 (the S product's N; kernels/hopper.h has those shapes). */
+ * 2 window): 64, 128, 160, 176 or 192 (the S product's N; kernels/hopper.h has those shapes). */
 #ifndef KILN_HOPPER_BLOCK_K
 #define KILN_HOPPER_BLOCK_K(d, m) 128
 #endif
@@ -46,6 +46,15 @@
  * on the persistent grid only, and fits beside head dim 64's rings only. */
 #ifndef KILN_HOPPER_O_OWN
 #define KILN_HOPPER_O_OWN(d, m) (KILN_HOPPER_PERSISTENT(d, m) && (d) == 64)
+#endif
+
+/* Per head dim d, 1: a warp rescales its O accumulators after a tile only when one of its
+ * rows' running max moved (the factor is exactly 1 otherwise, so the result is the same bit
+ * for bit); 0: after every tile. Measured on an H200 (bench/hopper_ab.sh, eager): at head
+ * dim 128 (64 accumulators a thread) skipping ran 0-2.4% faster, at 64 (32) the vote cost
+ * more than the multiplies it saved (2-5% slower). */
+#ifndef KILN_HOPPER_LAZY_RESCALE
+#define KILN_HOPPER_LAZY_RESCALE(d) ((d) == 128)
 #endif
 
 /* Registers per thread of the producer warpgroup and of each consumer warpgroup after

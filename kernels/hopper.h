@@ -65,8 +65,23 @@ KILN_DEV void kiln_wgmma_commit(void)
  * 16w..16w+15; with g = lane / 4, t = lane % 4, d[4i + x] is row g + 8 * (x >> 1), column
  * 8i + 2t + (x & 1). A from registers (the _rs forms) has the m16n8k16 A-fragment layout of
  * mma.h per warp. scale_d 0 ignores the accumulator's old value.
- *   _ss_nN:   A and B both K-major in shared memory (S = Q K^T), N = 128, 160, 176 or 192 keys.
+ *   _ss_nN:   A and B both K-major in shared memory (S = Q K^T), N = 64, 128, 160, 176 or 192 keys.
  *   _rs_nN:   A in registers, B MN-major in shared memory, transposed (O += P V). */
+KILN_DEV void kiln_wgmma_ss_n64(float d[32], kiln_u64 da, kiln_u64 db, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." KILN_WG_TYPE "." KILN_WG_TYPE " "
+                 "{"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
 KILN_DEV void kiln_wgmma_ss_n128(float d[64], kiln_u64 da, kiln_u64 db, int scale_d)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -201,6 +216,10 @@ KILN_DEV void kiln_wgmma_rs_n128(float d[64], const kiln_u32 a[4], kiln_u64 db, 
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
+
+/* Whether pred holds in any lane of the warp: PTX ISA "vote.sync" (parallel synchronization
+ * and communication instructions), mode .any, all 32 lanes. */
+KILN_DEV int kiln_warp_any(int pred) { return __any_sync(0xffffffffu, pred); }
 
 /* 2^x in one MUFU op (PTX ISA "ex2" (9.7.3.21), .approx.ftz: about 2 ulp, subnormal results
  * flushed to 0; inf, -inf and NaN behave as in exp2f). */
