@@ -60,13 +60,8 @@ build() { # name sed tests
     cp -r CMakeLists.txt CMakePresets.json cmake include src kernels tools tests bench python \
       "$src"/ || return 1
   if [ -n "$ex" ]; then
-    # STAGE_O is defined in the kernel source: its option edits the line there.
-    case $ex in
-      *KILN_HOPPER_STAGE_O*) sed -i "s/^#define KILN_HOPPER_STAGE_O 1$/$ex/" \
-        "$src/kernels/attention_hopper.cu" ;;
-      *) sed -i "/^#define KILN_ATTENTION_HOPPER_H$/a ${ex//;/\\n}" \
-        "$src/kernels/attention_hopper.h" ;;
-    esac
+    # The kernel's own options (STAGE_O, PINGPONG) are #ifndef after the header too.
+    sed -i "/^#define KILN_ATTENTION_HOPPER_H$/a ${ex//;/\\n}" "$src/kernels/attention_hopper.h"
     # The edit must have hit.
     cmp -s kernels/attention_hopper.cu "$src/kernels/attention_hopper.cu" &&
       cmp -s kernels/attention_hopper.h "$src/kernels/attention_hopper.h" &&

@@ -55,14 +55,13 @@
 
 #define D KILN_HEAD_DIM
 #define BM KILN_HOPPER_BLOCK_Q
-#if defined(KILN_HOPPER_WIDE) && KILN_HOPPER_WIDE
-#if !KILN_HOPPER_WIDE_COVERS(D, KILN_MASK)
+#ifndef KILN_HOPPER_WIDE
+#define KILN_HOPPER_WIDE 0
+#endif
+#if KILN_HOPPER_WIDE && !KILN_HOPPER_WIDE_COVERS(D, KILN_MASK)
 #error "the wide hopper variant is head dim 64 without a mask"
 #endif
-#define BN KILN_HOPPER_WIDE_K
-#else
-#define BN KILN_HOPPER_BLOCK_K(D, KILN_MASK)
-#endif
+#define BN KILN_HOPPER_KEYS(D, KILN_MASK, KILN_HOPPER_WIDE)
 #define NS KILN_HOPPER_STAGES(D, KILN_MASK)
 #define DB (D / 64)                 /* 64-column blocks of a row */
 #define TILE_Q (BM * D * 2)         /* bytes */

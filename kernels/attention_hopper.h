@@ -21,6 +21,8 @@
 #define KILN_HOPPER_WIDE_K 192
 #define KILN_HOPPER_WIDE_MIN_KEYS 4096
 #define KILN_HOPPER_WIDE_COVERS(d, m) ((d) == 64 && (m) == 0)
+/* Keys per tile of the variant of head dim d, mask m and wide flag w (kernel and host). */
+#define KILN_HOPPER_KEYS(d, m, w) ((w) ? KILN_HOPPER_WIDE_K : KILN_HOPPER_BLOCK_K(d, m))
 /* K and V tiles in flight per head dim d and mask m. 4 stages at head dim 64 (160 KiB of
  * shared memory) ran within 1% of 3 on every suite-2 shape of an H200, 1% slower at S = 1k
  * causal (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only. */
@@ -71,6 +73,5 @@
 #define KILN_HOPPER_SMEM_BYTES_K(d, m, bk)                                                  \
     ((KILN_HOPPER_BLOCK_Q * (1 + KILN_HOPPER_O_OWN(d, m)) +                                   \
       2 * KILN_HOPPER_STAGES(d, m) * (bk)) * (d) * 2 + 1024 + 256)
-#define KILN_HOPPER_SMEM_BYTES(d, m) KILN_HOPPER_SMEM_BYTES_K(d, m, KILN_HOPPER_BLOCK_K(d, m))
 
 #endif

@@ -63,15 +63,13 @@ void kiln_variant_key_act(char *buf, size_t cap, kiln_activation act, kiln_dtype
 void kiln_variant_key(const kiln_variant_desc *d, char *buf, size_t cap)
 {
     switch (d->op) {
-    case KILN_VARIANT_ATTN:
-        if (d->block_k > 0) {
-            char tier[32];
-            snprintf(tier, sizeof tier, "k%d.%s", (int)d->block_k, d->tier);
-            key_attn(buf, cap, d->dtype, d->head_dim, d->mask, d->mode, tier);
-        } else {
-            key_attn(buf, cap, d->dtype, d->head_dim, d->mask, d->mode, d->tier);
-        }
+    case KILN_VARIANT_ATTN: {
+        char tier[32]; /* a key tile other than the tier's default goes before the tier */
+        if (d->block_k > 0) snprintf(tier, sizeof tier, "k%d.%s", (int)d->block_k, d->tier);
+        key_attn(buf, cap, d->dtype, d->head_dim, d->mask, d->mode,
+                 d->block_k > 0 ? tier : d->tier);
         return;
+    }
     case KILN_VARIANT_COMBINE:
         kiln_variant_key_combine(buf, cap, d->dtype, d->head_dim, d->tier);
         return;

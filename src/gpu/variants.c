@@ -626,5 +626,5 @@ kiln_status kiln_gpu_act_grid(const kiln_act_args *a, unsigned grid[3], unsigned
 
 int32_t kiln_gpu_hopper_block_k(const kiln_gpu_variant *v)
 {
-    return v->wide ? KILN_HOPPER_WIDE_K : KILN_HOPPER_BLOCK_K(v->head_dim, (int)v->mask);
+    return KILN_HOPPER_KEYS(v->head_dim, (int)v->mask, v->wide);
 }
