@@ -13,15 +13,16 @@
 #   old     ONE_BARRIER, FOLD_SCALE, HEAVY_FIRST and WARP_SKIP all 0: the schedule before
 #           those switches existed
 #   st3     3 cp.async stages (K / V tiles in flight) up to head dim 128
-#   w4      4 warps x 1 m16 tile (64 rows) per block at head dim 128: 2 blocks per SM
-#   w4b3    w4, and up to head dim 64 registers capped for 3 blocks per SM
-#   w4st3   w4 and st3 (not in the default list)
 #   perhead HEAVY_FIRST 0: causal blocks last first within each head (K / V of one head
 #           shared in L2 by the blocks running together), the rest as new
 #   lazy    LAZY_RESCALE 1: O rescaled only where a row's max moved
-#   w8      head dims 64 - 96 as 128 and above: 8 warps x 1 m16 tile over 64-key tiles,
-#           Q fragments in registers (the shape before 4 warps x 2 m16 tiles over 32-key
-#           tiles, which each K / V fragment read serves for 32 rows)
+#   w8      head dims 64 - 128 as 160 and above: 8 warps x 1 m16 tile over 64-key tiles,
+#           Q fragments in registers (at 64 - 128)
+#   d64k32  head dim 64 over 32-key tiles (its shape before 64-key tiles fitted)
+#   d128w8  head dim 128 as 8 warps x 1 m16 tile over 64-key tiles, Q fragments in
+#           registers (its shape before 4 warps x 2 m16 tiles fitted)
+#   pre     the kernel and its header as in $PRE_DIR (copies of another revision's
+#           kernels/attention_mma.cu and attention_mma.h, e.g. from git show)
 # ALTS="new st3" narrows the list; STEPS="bench" skips the conformance run.
 # Everything goes to $OUT: summary.txt and logs.tgz (every log and the benchmark JSON).
 #   bash bench/tensor_ab.sh
@@ -31,7 +32,7 @@ work=/tmp/kiln-tab
 logs=$work/logs
 rm -rf "$work"
 mkdir -p "$out" "$logs"
-alts=${ALTS:-new w8 w4 w4b3 perhead st3 old lazy}
+alts=${ALTS:-new d64k32 d128w8 w8 perhead st3 old lazy}
 steps=${STEPS:-ctest bench}
 jobs=$(nproc 2>/dev/null || echo 4)
 [ "$jobs" -gt 16 ] && jobs=16
@@ -54,16 +55,18 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
     new) ;;
     old) sed -i -E 's/^#define KILN_TQ_(ONE_BARRIER|FOLD_SCALE|HEAVY_FIRST|WARP_SKIP) 1$/#define KILN_TQ_\1 0/' "$2/$h" ;;
     st3) sed -i 's/^#define KILN_TQ_STAGES(d) 2$/#define KILN_TQ_STAGES(d) ((d) <= 128 ? 3 : 2)/' "$2/$h" ;;
-    w4) sed -i 's/^#define KILN_TQ_WARPS(d) ((d) <= 96 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 128 ? 4 : 8)/' "$2/$h" ;;
-    w4st3) edit st3 "$2"; edit w4 "$2" ;;
-    w4b3) edit w4 "$2"
-      sed -i 's/^#define KILN_TQ_MIN_BLOCKS(d) 1$/#define KILN_TQ_MIN_BLOCKS(d) ((d) <= 64 ? 3 : 1)/' "$2/$h" ;;
     perhead) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 1$/#define KILN_TQ_HEAVY_FIRST 0/' "$2/$h" ;;
     lazy) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 0$/#define KILN_TQ_LAZY_RESCALE 1/' "$2/$h" ;;
-    w8) sed -i -e 's/^#define KILN_TQ_WARPS(d) ((d) <= 96 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)/' \
-          -e 's/^#define KILN_TQ_MTILES(d) ((d) <= 96 ? 2 : 1)$/#define KILN_TQ_MTILES(d) ((d) <= 32 ? 2 : 1)/' \
-          -e 's/^#define KILN_TQ_BLOCK_K(d) ((d) <= 32 || ((d) > 96 \&\& (d) <= 192) ? 64 : 32)$/#define KILN_TQ_BLOCK_K(d) ((d) <= 192 ? 64 : 32)/' \
-          -e 's/^#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32 || ((d) > 96 \&\& (d) <= 128))$/#define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)/' "$2/$h" ;;
+    w8) sed -i -e 's/^#define KILN_TQ_WARPS(d) ((d) <= 128 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)/' \
+          -e 's/^#define KILN_TQ_MTILES(d) ((d) <= 128 ? 2 : 1)$/#define KILN_TQ_MTILES(d) ((d) <= 32 ? 2 : 1)/' \
+          -e 's/^#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 128 \&\& (d) <= 192) ? 64 : 32)$/#define KILN_TQ_BLOCK_K(d) ((d) <= 192 ? 64 : 32)/' \
+          -e 's/^#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32)$/#define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)/' "$2/$h" ;;
+    d64k32) sed -i 's/^#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 128 \&\& (d) <= 192) ? 64 : 32)$/#define KILN_TQ_BLOCK_K(d) ((d) <= 32 || ((d) > 128 \&\& (d) <= 192) ? 64 : 32)/' "$2/$h" ;;
+    d128w8) sed -i -e 's/^#define KILN_TQ_WARPS(d) ((d) <= 128 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 96 ? 4 : 8)/' \
+          -e 's/^#define KILN_TQ_MTILES(d) ((d) <= 128 ? 2 : 1)$/#define KILN_TQ_MTILES(d) ((d) <= 96 ? 2 : 1)/' \
+          -e 's/^#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 128 \&\& (d) <= 192) ? 64 : 32)$/#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 96 \&\& (d) <= 192) ? 64 : 32)/' \
+          -e 's/^#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32)$/#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32 || ((d) > 96 \&\& (d) <= 128))/' "$2/$h" ;;
+    pre) [ -n "${PRE_DIR:-}" ] && cp "$PRE_DIR/attention_mma.cu" "$PRE_DIR/attention_mma.h" "$2/kernels/" ;;
     *) echo "unknown alternative $1"; return 1 ;;
   esac
 }

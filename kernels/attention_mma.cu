@@ -86,39 +86,77 @@
 #define Q_AT STAGE_AT(ST)
 #define ROWS_OFFSET ((STAGE_AT(ST) + Q_ELEMS) * 2)
 #endif
-#if ROWS_OFFSET + ST * BK * 16 != KILN_TQ_SMEM_BYTES(D)
+/* Per-row constants after the row offsets, read where they are used rather than held in
+ * registers through the key loop: each row's kiln_out_row (the output or workspace row and
+ * the LSE slot, two pointers), its diagonal and first visible key (int32) and its ALiBi
+ * slope (float). */
+#define ROWINFO_OFFSET (ROWS_OFFSET + ST * BK * 16)
+#if ROWINFO_OFFSET + BQ * 28 != KILN_TQ_SMEM_BYTES(D)
 #error "attention_mma.h sizes shared memory differently"
 #endif
 
-/* Starts the copy of the K and V tiles of keys kt .. kt + BK - 1 into stage (ks, vs): keys
- * at or past hi and columns at or past the runtime head_dim become zeros, not stale or
- * foreign data (a masked key's weight is 0, and 0 * NaN would not be). */
+/* Paged K / V rows are looked up once per key into a ring of row offsets in shared memory;
+ * otherwise a key's row is an affine function of its index, computed where it is copied
+ * (nothing per sequence held in registers through the key loop). */
+#define RING (KILN_MODE == KILN_MODE_ID_PAGED)
+
+#if RING
+/* The ring's row offsets of keys lo + tk .. lo + tk + BK - 1 below lo + nk, from the KV
+ * head's first row (page 0, slot 0): thread jj < BK fills row jj. bt is the sequence's
+ * block-table row. */
+KILN_DEV void kiln_tile_rows(const kiln_attn_args *a, const kiln_i32 *bt, kiln_i64 lo,
+                             kiln_i32 tk, kiln_i32 nk, kiln_i64 (*rows)[2])
+{
+    const kiln_i32 jj = kiln_thread_x_fresh();
+    if (jj < BK && tk + jj < nk) kiln_page_row(a, bt, lo + tk + jj, &rows[jj][0], &rows[jj][1]);
+}
+#endif
+
+/* Starts the copy of the K and V tiles of keys tk .. tk + BK - 1 (counted from the block's
+ * first key) into stage (ks, vs): keys at or past nk and columns at or past the runtime
+ * head_dim become zeros, not stale or foreign data (a masked key's weight is 0, and 0 * NaN
+ * would not be). Paged: k and v point at the KV head's first row and rows[jj] holds the
+ * tile's row offsets from there; else they point at the block's first key of its KV head
+ * and rows are a->k_stride_row / a->v_stride_row apart. */
 KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
-                              const kiln_elem *v, kiln_i64 (*rows)[2], kiln_i64 kt,
-                              kiln_i64 hi, kiln_i32 hd)
+                              const kiln_elem *v, const kiln_attn_args *a, kiln_i64 (*rows)[2],
+                              kiln_i32 tk, kiln_i32 nk, kiln_i32 hd)
 {
     #pragma unroll
     for (kiln_i32 x = 0; x < (BK * (D / 8) + NT - 1) / NT; ++x) {
-        const kiln_i32 e = kiln_thread_x() + x * NT;
+        /* (the fresh index keeps the per-thread row offsets out of the registers the key
+         * loop holds) */
+        const kiln_i32 e = kiln_thread_x_fresh() + x * NT;
         if ((BK * (D / 8)) % NT && e >= BK * (D / 8)) break;
         const kiln_i32 jj = e / (D / 8), c = (e % (D / 8)) * 8;
-        const int valid = kt + jj < hi && c < hd;
-        kiln_cp_async16(kiln_sptr_add(ks, jj * LDS + c), valid ? k + rows[jj][0] + c : k, valid);
-        kiln_cp_async16(kiln_sptr_add(vs, jj * LDS + c), valid ? v + rows[jj][1] + c : v, valid);
+        const int valid = tk + jj < nk && c < hd;
+#if RING
+        (void)a;
+        const kiln_elem *kr = k + rows[jj][0] + c, *vr = v + rows[jj][1] + c;
+#else
+        (void)rows;
+        const kiln_elem *kr = k + (kiln_i64)(tk + jj) * a->k_stride_row + c;
+        const kiln_elem *vr = v + (kiln_i64)(tk + jj) * a->v_stride_row + c;
+#endif
+        kiln_cp_async16(kiln_sptr_add(ks, jj * LDS + c), valid ? kr : k, valid);
+        kiln_cp_async16(kiln_sptr_add(vs, jj * LDS + c), valid ? vr : v, valid);
     }
 }
 
-#if KILN_TQ_MIN_BLOCKS(D) > 1
+/* The blocks per SM are given even when 1: without them ptxas may cap the registers for
+ * more blocks on its own (head dim 32 without a mask: 168 registers and a spill). */
 #define KILN_TQ_BOUNDS NT, KILN_TQ_MIN_BLOCKS(D)
-#else
-#define KILN_TQ_BOUNDS NT
-#endif
 KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 {
     KILN_DYNAMIC_SHARED(smem, KILN_TQ_SMEM_BYTES(D));
     const kiln_sptr sbase = kiln_sptr_of((kiln_elem *)smem);
     const kiln_sptr qs = kiln_sptr_add(sbase, Q_AT);
     kiln_i64(*kv_row)[BK][2] = (kiln_i64(*)[BK][2])(smem + ROWS_OFFSET);
+    void **row_dst = (void **)(smem + ROWINFO_OFFSET);
+    float **row_lse = (float **)(row_dst + BQ);
+    kiln_i32 *row_dr = (kiln_i32 *)(row_lse + BQ);
+    kiln_i32 *row_first = row_dr + BQ;
+    float *row_slope = (float *)(row_first + BQ);
 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 lane = tid % 32, warp = tid / 32;
@@ -150,8 +188,15 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
     const kiln_band band = sp.band;
 
     const kiln_elem *q = (const kiln_elem *)a.q;
-    const kiln_elem *k = (const kiln_elem *)a.k;
-    const kiln_elem *v = (const kiln_elem *)a.v;
+#if RING
+    const kiln_elem *k = (const kiln_elem *)a.k + hk * a.k_stride_head;
+    const kiln_elem *v = (const kiln_elem *)a.v + hk * a.v_stride_head;
+    const kiln_i32 *bt = a.block_table + b * a.block_table_stride;
+#else
+    const kiln_elem *k = (const kiln_elem *)a.k + s.k_off + hk * a.k_stride_head + lo * a.k_stride_row;
+    const kiln_elem *v = (const kiln_elem *)a.v + s.v_off + hk * a.v_stride_head + lo * a.v_stride_row;
+#endif
+    const kiln_i32 nk = (kiln_i32)(hi - lo); /* keys in the block's range */
 
     /* Q rows to shared memory (rows past the end and columns past head_dim as zeros). */
     #pragma unroll
@@ -167,28 +212,30 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
         kiln_cp_async16(kiln_sptr_add(qs, r * LDS + c), q + at, valid);
     }
 
-    /* This lane's rows: fragment rows g and g + 8 of each of the warp's MT m16 tiles. Rows
-     * past the end compute on the last row's data and are not stored. dr is the row's
-     * diagonal key less lo; first is its first visible key less lo (the int32 maximum when
-     * it sees none in this block's range). */
-    kiln_i32 dr[MT][2], first[MT][2];
-    float slope[MT][2];
-    #pragma unroll
-    for (kiln_i32 mt = 0; mt < MT; ++mt)
-        #pragma unroll
-        for (kiln_i32 r = 0; r < 2; ++r) {
-            const kiln_i64 p = p0 + (warp * MT + mt) * 16 + g + 8 * r;
-            const kiln_i64 pc = p < rows ? p : rows - 1;
-            const kiln_i64 i = pc / group;
-            kiln_i64 f = i + diag + band.lo, e = i + diag + band.hi + 1;
-            if (f < lo) f = lo;
-            if (e > hi) e = hi;
-            dr[mt][r] = (kiln_i32)(i + diag - lo);
-            first[mt][r] = f < e ? (kiln_i32)(f - lo) : 0x7fffffff;
-            slope[mt][r] = a.alibi ? a.alibi[b * a.alibi_stride_batch + hk * group + pc % group] *
-                                         KILN_LOG2E
-                                   : 0.0f;
-        }
+    /* The block's rows, spread over the threads: row x of the block is fragment row x % 16
+     * of m16 tile x / 16. Rows past the end compute on the last row's data and are not
+     * stored (their dst is NULL). dr is the row's diagonal key less lo; first is its first
+     * visible key less lo (the int32 maximum when it sees none in this block's range). The
+     * first barrier of the key loop makes them visible. */
+    for (kiln_i32 x = tid; x < BQ; x += NT) {
+        const kiln_i64 p = p0 + x;
+        const kiln_i64 pc = p < rows ? p : rows - 1;
+        const kiln_i64 i = pc / group;
+        kiln_i64 f = i + diag + band.lo, e = i + diag + band.hi + 1;
+        if (f < lo) f = lo;
+        if (e > hi) e = hi;
+        row_dr[x] = (kiln_i32)(i + diag - lo);
+        row_first[x] = f < e ? (kiln_i32)(f - lo) : 0x7fffffff;
+        row_slope[x] = a.alibi ? a.alibi[b * a.alibi_stride_batch + hk * group + pc % group] *
+                                     KILN_LOG2E
+                               : 0.0f;
+        const kiln_out_row out = kiln_out_row_of(&a, &s, split, i, hk * group + pc % group);
+        row_dst[x] = p < rows ? (a.num_splits > 1 ? (void *)out.ws : (void *)out.out) : 0;
+        row_lse[x] = out.lse;
+    }
+    /* This lane's rows in the block: fragment rows g and g + 8 of each of its warp's m16
+     * tiles are row_at + mt * 16 + 8 * r. */
+    const kiln_i32 row_at = warp * MT * 16 + g;
 
     /* The warp's first and last query (rows past the end count as the last row), to tell
      * tiles that none of its rows masks; and keys [wf, we) less lo, those some row of the
@@ -196,6 +243,8 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
     const kiln_i64 pw = p0 + warp * MT * 16;
     const kiln_i64 wi0 = (pw < rows ? pw : rows - 1) / group;
     const kiln_i64 wi1 = (pw + MT * 16 < rows ? pw + MT * 16 - 1 : rows - 1) / group;
+    /* Their diagonal keys less lo. */
+    const kiln_i32 wd0 = (kiln_i32)(wi0 + diag - lo), wd1 = (kiln_i32)(wi1 + diag - lo);
 #if KILN_TQ_WARP_SKIP
     kiln_i32 wf, we;
     {
@@ -229,16 +278,18 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 
     /* Pipeline prologue: row offsets of tiles 0 .. ST - 1, copies of tiles 0 .. ST - 2
      * (the Q copies join the first group). Tile x uses stage x % ST. */
-    const kiln_i64 ntiles = hi > lo ? (hi - lo + BK - 1) / BK : 0;
+    const kiln_i32 ntiles = hi > lo ? (kiln_i32)((hi - lo + BK - 1) / BK) : 0;
+#if RING
     #pragma unroll
     for (kiln_i32 x = 0; x < ST; ++x)
-        if (x < ntiles) kiln_kv_rows(&a, &s, b, hk, lo + x * BK, hi, BK, kv_row[x]);
+        if (x < ntiles) kiln_tile_rows(&a, bt, lo, x * BK, nk, kv_row[x]);
     kiln_sync();
+#endif
     #pragma unroll
     for (kiln_i32 x = 0; x < ST - 1; ++x) {
         const kiln_sptr ks = kiln_sptr_add(sbase, STAGE_AT(x));
         if (x < ntiles)
-            kiln_tile_issue(ks, kiln_sptr_add(ks, TILE_ELEMS), k, v, kv_row[x], lo + x * BK, hi, hd);
+            kiln_tile_issue(ks, kiln_sptr_add(ks, TILE_ELEMS), k, v, &a, kv_row[x], x * BK, nk, hd);
         kiln_cp_async_commit();
     }
 
@@ -264,9 +315,9 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 #endif
 #endif
 
-    for (kiln_i64 t = 0; t < ntiles; ++t) {
-        const kiln_i64 kt = lo + t * BK;
-        const kiln_i32 slot = (kiln_i32)(t % ST);
+    for (kiln_i32 t = 0; t < ntiles; ++t) {
+        const kiln_i32 tk = t * BK;
+        const kiln_i32 slot = t % ST;
         const kiln_sptr ks = kiln_sptr_add(sbase, STAGE_AT(slot));
         const kiln_sptr vs = kiln_sptr_add(ks, TILE_ELEMS);
 #if KILN_TQ_ONE_BARRIER
@@ -275,22 +326,23 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 #endif
         {
             /* Tile t + ST - 1 goes to the stage tile t - 1 left. */
-            const kiln_i64 nx = t + ST - 1;
-            const kiln_sptr kn = kiln_sptr_add(sbase, STAGE_AT((kiln_i32)(nx % ST)));
+            const kiln_i32 nx = t + ST - 1;
+            const kiln_sptr kn = kiln_sptr_add(sbase, STAGE_AT(nx % ST));
             if (nx < ntiles)
-                kiln_tile_issue(kn, kiln_sptr_add(kn, TILE_ELEMS), k, v, kv_row[nx % ST],
-                                lo + nx * BK, hi, hd);
+                kiln_tile_issue(kn, kiln_sptr_add(kn, TILE_ELEMS), k, v, &a, kv_row[nx % ST],
+                                nx * BK, nk, hd);
             kiln_cp_async_commit();
         }
 #if KILN_TQ_ONE_BARRIER
         /* Row offsets of tile t + ST into the ring slot of tile t (issued steps ago; read
          * after the next step's barrier). */
-        if (t + ST < ntiles) kiln_kv_rows(&a, &s, b, hk, kt + ST * BK, hi, BK, kv_row[slot]);
+#if RING
+        if (t + ST < ntiles) kiln_tile_rows(&a, bt, lo, tk + ST * BK, nk, kv_row[slot]);
+#endif
 #else
         kiln_cp_async_wait_n(ST - 1); /* tile t */
         kiln_sync();
 #endif
-        const kiln_i32 tk = (kiln_i32)(t * BK);
 #if KILN_TQ_WARP_SKIP
         if (tk + BK > wf && tk < we) {
 #endif
@@ -350,7 +402,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
         } else {
             fold = scale2;
         }
-        /* Tile coordinates: key kt + jj of a row is on its diagonal when jj == dr - t * BK. */
+        /* Tile coordinates: key lo + tk + jj of a row is on its diagonal when jj == dr - tk. */
         if (a.alibi) {
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
@@ -358,13 +410,15 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
                 for (kiln_i32 n = 0; n < NKT; ++n)
                     #pragma unroll
                     for (kiln_i32 x = 0; x < 4; ++x) {
-                        const kiln_i32 r = x >> 1;
-                        const kiln_i32 dist = dr[mt][r] - tk - (n * 8 + 2 * tq + (x & 1));
-                        sc[mt][n][x] -= slope[mt][r] * (float)(dist < 0 ? -dist : dist);
+                        const kiln_i32 row = row_at + mt * 16 + 8 * (x >> 1);
+                        const kiln_i32 dist = row_dr[row] - tk - (n * 8 + 2 * tq + (x & 1));
+                        sc[mt][n][x] -= row_slope[row] * (float)(dist < 0 ? -dist : dist);
                     }
         }
-        if (!kiln_tile_whole(band, kt, BK, hi, wi0, wi1, diag)) { /* per warp: uniform */
-            const kiln_i32 lim = (kiln_i32)(hi - kt < BK ? hi - kt : BK);
+        /* (The test in coordinates less lo: keys tk .., the range's end nk, diagonals wd0
+         * and wd1.) */
+        if (!kiln_tile_whole(band, tk, BK, nk, wd0, wd1, 0)) { /* per warp: uniform */
+            const kiln_i32 lim = nk - tk < BK ? nk - tk : BK;
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
                 #pragma unroll
@@ -372,7 +426,8 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
                     #pragma unroll
                     for (kiln_i32 x = 0; x < 4; ++x) {
                         const kiln_i32 jj = n * 8 + 2 * tq + (x & 1);
-                        if (!(jj < lim && kiln_key_visible(band, jj - (dr[mt][x >> 1] - tk))))
+                        const kiln_i32 row = row_at + mt * 16 + 8 * (x >> 1);
+                        if (!(jj < lim && kiln_key_visible(band, jj - (row_dr[row] - tk))))
                             sc[mt][n][x] = kiln_neg_inf();
                     }
         }
@@ -397,7 +452,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
                 /* The tile's max in base-2 units (-inf stays -inf: fold > 0), then the
                  * running one. */
                 mx[r] = kiln_fmax_nan(m[mt][r], mx[r] * fold);
-                use[mt][r] = first[mt][r] < tk + BK ? mx[r] : 0.0f;
+                use[mt][r] = row_first[row_at + mt * 16 + 8 * r] < tk + BK ? mx[r] : 0.0f;
                 const float alpha = kiln_exp2f(m[mt][r] - use[mt][r]);
                 m[mt][r] = mx[r];
 #if KILN_TQ_LAZY_RESCALE
@@ -450,7 +505,9 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 #endif
 #if !KILN_TQ_ONE_BARRIER
         /* Row offsets of tile t + ST into the ring slot tile t used (its copies are done). */
-        if (t + ST < ntiles) kiln_kv_rows(&a, &s, b, hk, kt + ST * BK, hi, BK, kv_row[slot]);
+#if RING
+        if (t + ST < ntiles) kiln_tile_rows(&a, bt, lo, tk + ST * BK, nk, kv_row[slot]);
+#endif
         kiln_sync(); /* every warp is done with this stage and the offsets are written */
 #endif
     }
@@ -463,13 +520,17 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
             float sum = l[mt][r];
             sum += kiln_shfl_xor(sum, 1);
             sum += kiln_shfl_xor(sum, 2);
-            const kiln_i64 p = p0 + (warp * MT + mt) * 16 + g + 8 * r;
-            if (p >= rows) continue;
+            const kiln_i32 row = row_at + mt * 16 + 8 * r;
+            void *dst = row_dst[row];
+            if (!dst) continue;
             /* A row with a visible key has a sum of at least 1, or NaN. */
-            const int seen = first[mt][r] < hi - lo;
+            const int seen = row_first[row] < nk;
             const float inv = seen ? 1.0f / sum : 0.0f;
             const float lse = seen ? m[mt][r] * KILN_LN2 + kiln_logf(sum) : kiln_neg_inf();
-            const kiln_out_row out = kiln_out_row_of(&a, &s, split, p / group, hk * group + p % group);
+            kiln_out_row out;
+            out.out = a.num_splits > 1 ? 0 : (kiln_elem *)dst;
+            out.ws = a.num_splits > 1 ? (float *)dst : 0;
+            out.lse = row_lse[row];
             #pragma unroll
             for (kiln_i32 n = 0; n < NDT; ++n)
                 if (n * 8 < hd)

@@ -5,46 +5,43 @@
  *
  *   head dim   warps  m16 tiles  keys per  stages  Q fragments   registers (sm_90)
  *                     per warp   tile
- *   32         4      2          64        2       registers     255
- *   64 - 96    4      2          32        2       shared memory 213 - 255
- *   128        8      1          64        2       registers     246 - 253
- *   160, 192   8      1          64        2       shared memory 243 - 254
- *   256        8      1          32        2       shared memory 255
+ *   32         4      2          64        2       registers     217 - 234
+ *   64         4      2          64        2       shared memory 242 - 254
+ *   80, 96     4      2          32        2       shared memory 208 - 242
+ *   128        4      2          32        2       shared memory 245 - 255
+ *   160, 192   8      1          64        2       shared memory 196 - 230
+ *   256        8      1          32        2       shared memory 240 - 245
+ *
+ * Two m16 tiles per warp read each K / V fragment from shared memory once for both (half
+ * the ldmatrix traffic per mma of one tile per warp, and two independent mma chains), and
+ * longer key tiles spread the per-tile costs (the barrier, the row-max shuffles, the O
+ * rescale) over more keys. Both need registers: O is MT x D / 2 floats per lane and the
+ * scores MT x BK / 2. What made them fit (ptxas -Xptxas -v, every dtype / mask / mode,
+ * sm_80 / 86 / 89 / 90, no stack frame in any; the compile matrix log prints each
+ * variant's registers and shared memory and fails on any stack frame):
+ *   - nothing per row or per sequence held through the key loop: each row's diagonal,
+ *     first visible key, ALiBi slope and output / LSE pointers sit in shared memory (28
+ *     bytes a row) and are read where used; K / V addresses are affine in the key except
+ *     when paged (then a ring of row offsets, from the sequence's block-table row)
+ *   - the copies' per-thread addresses recomputed each tile from a fresh thread index
+ *     (kiln_thread_x_fresh), not hoisted out of the loop: 40 - 50 registers at D = 128
+ *   - __launch_bounds__ with its blocks-per-SM argument even at 1 (else ptxas capped D =
+ *     32 at 168 registers and spilled)
+ * Before those, D = 64 spilled over 64-key tiles and D = 128 could not take 2 m16 tiles.
+ * D = 128 over 64-key tiles still spills 48 - 96 bytes, D = 96 over 64 0 - 56, D = 64 over
+ * 128 48 - 56; D = 160 and up cannot take 2 m16 tiles (O alone is 160 - 256 registers).
  *
  * Measured on an H200 (bench/tensor_ab.sh, suite 2, FlashAttention-2 in the same run,
- * 2026-12-01): 4 warps x 2 m16 tiles over 32-key tiles ran D = 64 9-13% and D = 96 4-9%
- * faster than 8 warps x 1 m16 tile over 64-key tiles (D = 64 S = 16k 229 against 211
- * TFLOP/s); each K / V fragment read from shared memory feeds two m16 tiles. D = 128 and
- * up cannot take that shape without a spill (below), so they keep 8 warps x 1 tile.
+ * 2026-12-02, bench/results/tensor-ab_diet-*): against the shapes before (D = 64 over
+ * 32-key tiles, D = 128 as 8 warps x 1 tile over 64-key tiles with Q in registers, and
+ * the per-row values in registers), D = 64 1.08-1.24x and D = 128 1.06-1.13x; D = 64 over
+ * 32-key tiles with the rest of this change 0.85-0.91x of 64-key tiles, D = 128 as 8 warps
+ * x 1 tile with it 0.89-0.92x. D = 96 and 256 (shapes unchanged) 0.96-1.04x.
  *
- * How: ptxas (-Xptxas -v, sm_90, bf16 causal with soft-cap / ALiBi code present) decided
- * what fits without a spill. Two m16 tiles per warp read each K / V fragment once for both
- * and would halve the shared-memory traffic per mma, but at 4 warps x 32 rows the kernel
- * spilled from D = 64 on (40 bytes at D = 64, 248 at D = 128 with Q read from shared
- * memory): only D = 32 keeps that shape. Q fragments stay in registers up to D = 128 (at
- * D = 160 they cost an 8-byte spill, at 192 56 bytes); above, each k-step reads them by
- * ldmatrix (one per 8 mma). D = 256 with 64-key tiles spilled 56 bytes; 32-key tiles do
- * not. The compile matrix log prints every variant's registers and shared memory, and
- * fails on any stack frame.
- *
- * With the schedule switches below on (bf16, sm_90, no stack frame in any): D = 64 185
- * registers full / 189 causal, 96 212 / 216, 128 253 / 246, so one block of 8 warps per
- * SM from D = 64 up (Nsight Compute on D = 128 before them: issue slots 35% busy, 0.51
- * eligible warps per scheduler). The register cap of 3 blocks per SM (KILN_TQ_MIN_BLOCKS,
- * 168 at 4 warps) fits D = 64 without a spill; 2 blocks of 8 warps (128) spill 88 bytes,
- * and 2 m16 tiles per warp at D = 64 still spill (24 bytes, 40 with Q in shared memory).
- * Which shape is faster on the GPU (8 warps against 4 warps and 2 or 3 blocks per SM, 2
- * against 3 stages, each switch on against off) is what bench/tensor_ab.sh measures, one
- * build per alternative.
- *
- * 4 warps x 2 m16 tiles (128 rows) with 32-key tiles, the S accumulators half those of
- * 64-key tiles (ptxas, every dtype / mask / mode, sm_80 / 86 / 89 / 90): no stack frame at D = 64, 80 and 96 with Q fragments read from shared memory
- * (sm_90: 213 - 224 registers at 64, 232 - 244 at 80, 247 - 255 at 96; sm_80 / 86 / 89
- * within 3 of those; 37, 45 and 53 KiB of shared memory). Q in registers (bf16 causal
- * fixed and window paged tried): D = 64 fits at 247 - 254, 80 spills 24 bytes, 96 64 -
- * 88. D = 128 spills 32 - 48 bytes with Q in shared memory (364 - 388 in registers), 160
- * from 216; 192 and 256 cannot fit (O alone is 192 / 256 registers per lane). With 64-key
- * tiles only D = 32 fits (D = 64: 24 - 40 bytes of spill stores).
+ * Earlier measurements (2026-12-01): 2 blocks of 8 warps (128 registers) spilled; the
+ * schedule switches below each faster on; 3 stages no faster than 2. Which shape is faster
+ * (warps, tiles per warp, keys per tile, stages, each switch) is what bench/tensor_ab.sh
+ * measures, one build per alternative.
  */
 #ifndef KILN_ATTENTION_MMA_H
 #define KILN_ATTENTION_MMA_H
@@ -54,19 +51,19 @@
 #define KILN_ATTN_TENSOR_HEAD_DIMS {32, 64, 80, 96, 128, 160, 192, 256}
 
 #ifndef KILN_TQ_WARPS
-#define KILN_TQ_WARPS(d) ((d) <= 96 ? 4 : 8)
+#define KILN_TQ_WARPS(d) ((d) <= 128 ? 4 : 8)
 #endif
 #ifndef KILN_TQ_MTILES
-#define KILN_TQ_MTILES(d) ((d) <= 96 ? 2 : 1)
+#define KILN_TQ_MTILES(d) ((d) <= 128 ? 2 : 1)
 #endif
 #ifndef KILN_TQ_BLOCK_K
-#define KILN_TQ_BLOCK_K(d) ((d) <= 32 || ((d) > 96 && (d) <= 192) ? 64 : 32)
+#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 128 && (d) <= 192) ? 64 : 32)
 #endif
 #ifndef KILN_TQ_STAGES
 #define KILN_TQ_STAGES(d) 2
 #endif
 #ifndef KILN_TQ_Q_IN_REGS
-#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32 || ((d) > 96 && (d) <= 128))
+#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32)
 #endif
 #define KILN_TQ_THREADS(d) (32 * KILN_TQ_WARPS(d))
 /* Blocks per SM the register allocation must allow (__launch_bounds__'s second argument:
@@ -107,10 +104,10 @@
      : KILN_TQ_BLOCK_Q(d) > 2 * KILN_TQ_BLOCK_K(d) ? KILN_TQ_BLOCK_Q(d) - 2 * KILN_TQ_BLOCK_K(d) \
                                                    : 0)
 /* Dynamic shared memory: stages x (K tile + V tile) of 16-bit elements, the Q rows past
- * them, and stages x keys x 2 row offsets. */
+ * them, stages x keys x 2 row offsets, and 28 bytes of constants per row. */
 #define KILN_TQ_SMEM_BYTES(d)                                                               \
     ((KILN_TQ_Q_EXTRA_ROWS(d) + 2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *              \
          KILN_TQ_LDS(d) * 2 +                                                                \
-     KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d) * 16)
+     KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d) * 16 + KILN_TQ_BLOCK_Q(d) * 28)
 
 #endif

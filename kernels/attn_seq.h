@@ -46,15 +46,23 @@ KILN_DEV kiln_seq kiln_seq_of(const kiln_attn_args *a, kiln_i64 b)
     return s;
 }
 
+/* Paged: offsets of key j's row (head 0) in k and v, bt being its sequence's block-table
+ * row. */
+KILN_DEV void kiln_page_row(const kiln_attn_args *a, const kiln_i32 *bt, kiln_i64 j,
+                            kiln_i64 *ko, kiln_i64 *vo)
+{
+    const kiln_i64 page = bt[j / a->page_size], slot = j % a->page_size;
+    *ko = page * a->k_stride_batch + slot * a->k_stride_row;
+    *vo = page * a->v_stride_batch + slot * a->v_stride_row;
+}
+
 /* Offsets of key j's row (head 0) in k and v. */
 KILN_DEV void kiln_kv_row(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 j,
                           kiln_i64 *ko, kiln_i64 *vo)
 {
 #if KILN_MODE == KILN_MODE_ID_PAGED
-    kiln_i64 page = a->block_table[b * a->block_table_stride + j / a->page_size];
-    kiln_i64 slot = j % a->page_size;
-    *ko = page * a->k_stride_batch + slot * a->k_stride_row;
-    *vo = page * a->v_stride_batch + slot * a->v_stride_row;
+    (void)s;
+    kiln_page_row(a, a->block_table + b * a->block_table_stride, j, ko, vo);
 #else
     (void)b;
     *ko = s->k_off + j * a->k_stride_row;

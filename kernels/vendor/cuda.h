@@ -16,6 +16,15 @@ typedef unsigned short kiln_u16;
 #define KILN_SHARED __shared__
 
 #define kiln_thread_x() ((kiln_i32)threadIdx.x)
+/* The thread index read anew where it is used (a volatile read of %tid.x, PTX ISA 10.2), so
+ * values derived from it, such as the addresses of a tile's copies, are recomputed in a loop
+ * rather than hoisted out of it into registers held through the whole loop. */
+KILN_DEV kiln_i32 kiln_thread_x_fresh(void)
+{
+    kiln_i32 t;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+    return t;
+}
 #define kiln_block_x() ((kiln_i64)blockIdx.x)
 #define kiln_block_y() ((kiln_i64)blockIdx.y)
 #define kiln_block_z() ((kiln_i64)blockIdx.z)

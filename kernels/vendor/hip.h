@@ -21,6 +21,7 @@ typedef unsigned short kiln_u16;
 #define KILN_SHARED __attribute__((shared))
 
 #define kiln_thread_x() ((kiln_i32)__builtin_amdgcn_workitem_id_x())
+#define kiln_thread_x_fresh() kiln_thread_x() /* as in cuda.h, without the forced re-read */
 #define kiln_block_x() ((kiln_i64)__builtin_amdgcn_workgroup_id_x())
 #define kiln_block_y() ((kiln_i64)__builtin_amdgcn_workgroup_id_y())
 #define kiln_block_z() ((kiln_i64)__builtin_amdgcn_workgroup_id_z())

@@ -35,6 +35,7 @@ void kiln_host_warp_exchange(const void *mine, void *all, size_t bytes);
 void kiln_host_wave_exchange(const void *mine, void *all, size_t bytes, int wave);
 
 #define kiln_thread_x() kiln_host_thread
+#define kiln_thread_x_fresh() kiln_host_thread
 #define kiln_block_x() kiln_host_block[0]
 #define kiln_block_y() kiln_host_block[1]
 #define kiln_block_z() kiln_host_block[2]
