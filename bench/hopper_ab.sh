@@ -18,6 +18,8 @@
 #                 max moved)
 #        kc64     key tiles of 64 under the causal mask (4 stages): a quarter of the
 #                 diagonal block computed and masked instead of half
+#        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
+#                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
 #      but the defaults (calls the tier does not cover fail by name and are left out)
 #   3. BENCH.md suite 2 for each build (bench/reference_benchmark.py --only prefill,
@@ -48,6 +50,7 @@ all_opts=(
   "k176|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 0 \&\& (d) == 128 ? 176 : 128);#define KILN_HOPPER_STAGES(d, m) ((d) == 128 \&\& (m) == 0 ? 2 : 3)"
   "kc64|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 1 ? 64 : 128);#define KILN_HOPPER_STAGES(d, m) ((m) == 1 ? 4 : 3)"
   "eager|#define KILN_HOPPER_LAZY_RESCALE(d) 0"
+  "pre|@PRE"
   "p2|#define KILN_HOPPER_STAGES(d, m) ((d) == 64 ? 3 : 2);#define KILN_HOPPER_PERSISTENT(d, m) ((m) != 2);#define KILN_HOPPER_O_OWN(d, m) ((m) != 2)"
 )
 opts=()
@@ -59,7 +62,10 @@ build() { # name sed tests
   rm -rf "$src" && mkdir -p "$src" &&
     cp -r CMakeLists.txt CMakePresets.json cmake include src kernels tools tests bench python \
       "$src"/ || return 1
-  if [ -n "$ex" ]; then
+  if [ "$ex" = @PRE ]; then
+    [ -f "${PRE_DIR:-}/attention_hopper.cu" ] || { echo "$name: no \$PRE_DIR/attention_hopper.cu"; return 1; }
+    cp "$PRE_DIR/attention_hopper.cu" "$src/kernels/"
+  elif [ -n "$ex" ]; then
     # The kernel's own options (STAGE_O, PINGPONG) are #ifndef after the header too.
     sed -i "/^#define KILN_ATTENTION_HOPPER_H$/a ${ex//;/\\n}" "$src/kernels/attention_hopper.h"
     # The edit must have hit.

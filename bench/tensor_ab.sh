@@ -22,7 +22,8 @@
 #   d128w8  head dim 128 as 8 warps x 1 m16 tile over 64-key tiles, Q fragments in
 #           registers (its shape before 4 warps x 2 m16 tiles fitted)
 #   pre     the kernel and its header as in $PRE_DIR (copies of another revision's
-#           kernels/attention_mma.cu and attention_mma.h, e.g. from git show)
+#           kernels/attention_mma.cu and attention_mma.h, e.g. from git show, whose shape
+#           macros take the arguments this tree's host passes)
 # ALTS="new st3" narrows the list; STEPS="bench" skips the conformance run.
 # Everything goes to $OUT: summary.txt and logs.tgz (every log and the benchmark JSON).
 #   bash bench/tensor_ab.sh
@@ -54,18 +55,14 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
   case $1 in
     new) ;;
     old) sed -i -E 's/^#define KILN_TQ_(ONE_BARRIER|FOLD_SCALE|HEAVY_FIRST|WARP_SKIP) 1$/#define KILN_TQ_\1 0/' "$2/$h" ;;
-    st3) sed -i 's/^#define KILN_TQ_STAGES(d) 2$/#define KILN_TQ_STAGES(d) ((d) <= 128 ? 3 : 2)/' "$2/$h" ;;
+    st3) sed -i 's/^#define KILN_TQ_STAGES(d, p) 2$/#define KILN_TQ_STAGES(d, p) ((d) <= 128 ? 3 : 2)/' "$2/$h" ;;
     perhead) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 1$/#define KILN_TQ_HEAVY_FIRST 0/' "$2/$h" ;;
     lazy) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 0$/#define KILN_TQ_LAZY_RESCALE 1/' "$2/$h" ;;
-    w8) sed -i -e 's/^#define KILN_TQ_WARPS(d) ((d) <= 128 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 32 ? 4 : 8)/' \
-          -e 's/^#define KILN_TQ_MTILES(d) ((d) <= 128 ? 2 : 1)$/#define KILN_TQ_MTILES(d) ((d) <= 32 ? 2 : 1)/' \
-          -e 's/^#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 128 \&\& (d) <= 192) ? 64 : 32)$/#define KILN_TQ_BLOCK_K(d) ((d) <= 192 ? 64 : 32)/' \
-          -e 's/^#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32)$/#define KILN_TQ_Q_IN_REGS(d) ((d) <= 128)/' "$2/$h" ;;
-    d64k32) sed -i 's/^#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 128 \&\& (d) <= 192) ? 64 : 32)$/#define KILN_TQ_BLOCK_K(d) ((d) <= 32 || ((d) > 128 \&\& (d) <= 192) ? 64 : 32)/' "$2/$h" ;;
-    d128w8) sed -i -e 's/^#define KILN_TQ_WARPS(d) ((d) <= 128 ? 4 : 8)$/#define KILN_TQ_WARPS(d) ((d) <= 96 ? 4 : 8)/' \
-          -e 's/^#define KILN_TQ_MTILES(d) ((d) <= 128 ? 2 : 1)$/#define KILN_TQ_MTILES(d) ((d) <= 96 ? 2 : 1)/' \
-          -e 's/^#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 128 \&\& (d) <= 192) ? 64 : 32)$/#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 96 \&\& (d) <= 192) ? 64 : 32)/' \
-          -e 's/^#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32)$/#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32 || ((d) > 96 \&\& (d) <= 128))/' "$2/$h" ;;
+    w8) sed -i -e 's/^#define KILN_TQ_WIDE(d, p) .*$/#define KILN_TQ_WIDE(d, p) ((d) <= 32)/' \
+          -e 's/^#define KILN_TQ_BLOCK_K(d, p) .*$/#define KILN_TQ_BLOCK_K(d, p) ((d) <= 192 ? 64 : 32)/' \
+          -e 's/^#define KILN_TQ_Q_IN_REGS(d, p) .*$/#define KILN_TQ_Q_IN_REGS(d, p) ((d) <= 128)/' "$2/$h" ;;
+    d64k32) sed -i 's/^\(#define KILN_TQ_BLOCK_K(d, p) ((d) <= \)64 ||/\132 ||/' "$2/$h" ;;
+    d128w8) sed -i 's/^#define KILN_TQ_WIDE(d, p) .*$/#define KILN_TQ_WIDE(d, p) ((d) <= 96)/' "$2/$h" ;;
     pre) [ -n "${PRE_DIR:-}" ] && cp "$PRE_DIR/attention_mma.cu" "$PRE_DIR/attention_mma.h" "$2/kernels/" ;;
     *) echo "unknown alternative $1"; return 1 ;;
   esac

@@ -125,13 +125,13 @@
 #define BAR_VEMPTY(s) (2 + 3 * NS + (s))
 #define NBARS (2 + 4 * NS)
 
-/* Per-thread state of the consumer's two rows (fragment rows g and g + 8 of its warp). */
+/* Per-thread state of the consumer's two rows (fragment rows g and g + 8 of its warp). A
+ * row's visible keys are [first, its band's end): it has seen a visible key once a tile
+ * reached first. */
 typedef struct hp_rows {
     kiln_i32 ri[2];          /* query index (sequences are shorter than 2^29) */
-    kiln_i32 vlo[2], vhi[2]; /* visible keys, inside the block's [lo, hi] */
-    float slope[2];          /* ALiBi slope in base-2 units */
+    kiln_i32 first[2];       /* first visible key (inside [lo, hi)), or the int32 maximum */
     float m[2], l[2];        /* running max (base-2 units) and sum */
-    int seen[2];             /* a visible key has been met */
 } hp_rows;
 
 /* Issues S = Q K^T for one tile (64 rows of this consumer x BN keys) and commits it. */
@@ -161,7 +161,7 @@ KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u32 v_a
  * weights left in sc; alpha gets each row's rescale factor for O. */
 KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], float alpha[2],
                          kiln_i32 kt, kiln_i32 hi, kiln_i32 i0, kiln_i32 i_last,
-                         kiln_i32 diag, kiln_i32 tq4, int plain)
+                         kiln_i32 diag, kiln_i32 tq4, int plain, float slope)
 {
     const float scale2 = a->scale * KILN_LOG2E, softcap2 = a->softcap * KILN_LOG2E;
     const float kexp = plain ? scale2 : 1.0f;
@@ -197,7 +197,7 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
                 y = sc[x] * scale2;
             if (a->alibi) {
                 const kiln_i32 dist = dr[r] - jj;
-                y -= w->slope[r] * (float)(dist < 0 ? -dist : dist);
+                y -= slope * (float)(dist < 0 ? -dist : dist);
             }
             sc[x] = y;
         }
@@ -239,11 +239,10 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
         mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
         mx[r] = kiln_fmaxf(w->m[r], mx[r] * kexp);
-        if (w->vlo[r] < (kiln_i32)kt + BN && w->vhi[r] > (kiln_i32)kt && w->vlo[r] < w->vhi[r])
-            w->seen[r] = 1;
-        use[r] = w->seen[r] ? mx[r] : 0.0f;
+        const int seen = w->first[r] < kt + BN;
+        use[r] = seen ? mx[r] : 0.0f;
         alpha[r] = kiln_hp_exp2(w->m[r] - use[r]);
-        w->m[r] = w->seen[r] ? mx[r] : w->m[r];
+        w->m[r] = seen ? mx[r] : w->m[r];
         w->l[r] *= alpha[r];
     }
     #pragma unroll
@@ -439,7 +438,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         for (kiln_i32 r = 0; r < 2; ++r) {
             const kiln_i32 i = q0i + cw * 64 + warp * 16 + g + 8 * r;
             kiln_i32 vl = lo, vh = hi;
-            w.slope[r] = a.alibi ? a.alibi[it.b * a.alibi_stride_batch + it.h] * KILN_LOG2E : 0.0f;
 #if KILN_MASK != KILN_MASK_FULL
             if (a.window_left >= 0 && i + diag - a.window_left > vl) vl = i + diag - a.window_left;
 #if KILN_MASK == KILN_MASK_CAUSAL
@@ -449,15 +447,17 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 vh = i + diag + a.window_right + 1;
 #endif
 #endif
-            w.ri[r] = (kiln_i32)i;
-            w.vlo[r] = (kiln_i32)(vl < hi ? vl : hi);
-            w.vhi[r] = (kiln_i32)(vh > lo ? vh : lo);
-            w.seen[r] = 0;
+            if (vl < lo) vl = lo;
+            if (vh > hi) vh = hi;
+            w.first[r] = vl < vh ? vl : 0x7fffffff;
+            w.ri[r] = i;
             w.m[r] = kiln_neg_inf();
             w.l[r] = 0.0f;
         }
         const kiln_i32 i0 = q0i;
         const kiln_i32 i_last = (q0i + BM < sq ? q0i + BM : sq) - 1;
+        /* One head per item: one ALiBi slope (base-2 units) for all its rows. */
+        const float slope = a.alibi ? a.alibi[it.b * a.alibi_stride_batch + it.h] * KILN_LOG2E : 0.0f;
 
         float o[NACC_O];
         #pragma unroll
@@ -493,7 +493,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 kiln_mbar_arrive(&bars[BAR_KEMPTY(r0 % NS)]);
                 if (HP_O_OWN && ntiles == 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
             }
-            hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain);
+            hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain, slope);
             hp_pack_p(pf, sc);
 
             for (kiln_i32 t = 1; t < ntiles; ++t) {
@@ -517,7 +517,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                     kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
                     if (HP_O_OWN && t == ntiles - 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
                 }
-                hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain);
+                hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain, slope);
                 kiln_wgmma_wait(0);
                 #pragma unroll
                 for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
@@ -556,6 +556,11 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         }
         const kiln_seq s = it.s;
         const kiln_i64 h = it.h, split = it.split, q0 = it.q0;
+        /* The thread's coordinates read anew for the output: what derives from them (the
+         * staging and store addresses) is the same for every item, and would otherwise be
+         * hoisted out of the item loop into registers held through the key loop. */
+        const kiln_i32 ft = kiln_thread_x_fresh();
+        const kiln_i32 wtid = ft % 128, warp = wtid / 32, g = ft % 32 / 4, tq4 = ft % 4;
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
             live[r] = q0 + cw * 64 + warp * 16 + g + 8 * r < s.sq;
@@ -565,11 +570,11 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         float inv[2];
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
-            inv[r] = w.seen[r] ? 1.0f / w.l[r] : 0.0f;
+            const int seen = w.first[r] < hi; /* every tile has been through */
+            inv[r] = seen ? 1.0f / w.l[r] : 0.0f;
             if (!live[r]) continue;
             const kiln_i64 i = w.ri[r];
-            const float lse =
-                w.seen[r] ? w.m[r] * KILN_LN2 + kiln_logf(w.l[r]) : kiln_neg_inf();
+            const float lse = seen ? w.m[r] * KILN_LN2 + kiln_logf(w.l[r]) : kiln_neg_inf();
             if (a.num_splits > 1) {
                 /* fp32 partials: a quad's four float2 fill a 32-byte sector. */
                 const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;

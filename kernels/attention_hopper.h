@@ -25,9 +25,10 @@
 #define KILN_HOPPER_KEYS(d, m, w) ((w) ? KILN_HOPPER_WIDE_K : KILN_HOPPER_BLOCK_K(d, m))
 /* K and V tiles in flight per head dim d and mask m. 4 stages at head dim 64 (160 KiB of
  * shared memory) ran within 1% of 3 on every suite-2 shape of an H200, 1% slower at S = 1k
- * causal (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only. */
+ * causal (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only,
+ * and for 2 beside an output tile of its own (causal, on the persistent grid). */
 #ifndef KILN_HOPPER_STAGES
-#define KILN_HOPPER_STAGES(d, m) 3
+#define KILN_HOPPER_STAGES(d, m) ((d) == 128 && (m) == 1 ? 2 : 3)
 #endif
 #define KILN_HOPPER_THREADS 384 /* producer warpgroup + two consumer warpgroups */
 
@@ -36,18 +37,21 @@
  * one block per SM that walks the work items itself (kernels/attention_hopper.cu, hp_step),
  * so one item's loads overlap the previous one's output. Measured on an H200 (BENCH.md
  * suite 2, bench/hopper_ab.sh): persistent ran head dim 64 3-15% faster (most at S = 1k,
- * where a block has 8 key tiles), head dim 128 0-9% slower (its producer spills on that
- * path and its output has no tile of its own), so only head dim 64 takes it, and not with a
- * window mask (m, KILN_MASK_*: 2), whose band arithmetic makes that path spill. */
+ * where a block has 8 key tiles). At head dim 128 (2 stages and an output tile of its own,
+ * the p2 alternative, spill-free since the output's addresses are no longer hoisted out of
+ * the item loop) it ran causal 8% faster at S = 1k, 5% at 4k and even at 16k, and without a
+ * mask 3% faster at 1k but 1-2% slower at 4k and 16k (bench/results/hopper-ab_p2-*), so
+ * head dim 128 takes it under the causal mask only. A window mask (m, KILN_MASK_*: 2) stays
+ * off it: its band arithmetic makes that path spill. */
 #ifndef KILN_HOPPER_PERSISTENT
-#define KILN_HOPPER_PERSISTENT(d, m) ((d) == 64 && (m) != 2)
+#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 && (m) != 2) || ((d) == 128 && (m) == 1))
 #endif
 
 /* Whether the output of a block is staged in its own shared-memory tile (1) or in the Q
  * tile's rows (0, Q then reloads only after the output is written). Its own tile pays off
- * on the persistent grid only, and fits beside head dim 64's rings only. */
+ * on the persistent grid only (at head dim 128 beside 2 stages). */
 #ifndef KILN_HOPPER_O_OWN
-#define KILN_HOPPER_O_OWN(d, m) (KILN_HOPPER_PERSISTENT(d, m) && (d) == 64)
+#define KILN_HOPPER_O_OWN(d, m) KILN_HOPPER_PERSISTENT(d, m)
 #endif
 
 /* Per head dim d, 1: a warp rescales its O accumulators after a tile only when one of its

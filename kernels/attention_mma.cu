@@ -48,13 +48,14 @@
 #endif
 
 #define D KILN_HEAD_DIM
-#define NW KILN_TQ_WARPS(D)
-#define MT KILN_TQ_MTILES(D)
-#define BK KILN_TQ_BLOCK_K(D)
-#define ST KILN_TQ_STAGES(D)
-#define QREG KILN_TQ_Q_IN_REGS(D)
-#define BQ KILN_TQ_BLOCK_Q(D)
-#define NT KILN_TQ_THREADS(D)
+#define PG (KILN_MODE == KILN_MODE_ID_PAGED) /* the shape macros' paged flag */
+#define NW KILN_TQ_WARPS(D, PG)
+#define MT KILN_TQ_MTILES(D, PG)
+#define BK KILN_TQ_BLOCK_K(D, PG)
+#define ST KILN_TQ_STAGES(D, PG)
+#define QREG KILN_TQ_Q_IN_REGS(D, PG)
+#define BQ KILN_TQ_BLOCK_Q(D, PG)
+#define NT KILN_TQ_THREADS(D, PG)
 #define LDS KILN_TQ_LDS(D)
 #define NKT (BK / 8)  /* score tiles (n = 8 keys) per m16 tile */
 #define NDT (D / 8)   /* output tiles (n = 8 dims) per m16 tile */
@@ -91,7 +92,7 @@
  * the LSE slot, two pointers), its diagonal and first visible key (int32) and its ALiBi
  * slope (float). */
 #define ROWINFO_OFFSET (ROWS_OFFSET + ST * BK * 16)
-#if ROWINFO_OFFSET + BQ * 28 != KILN_TQ_SMEM_BYTES(D)
+#if ROWINFO_OFFSET + BQ * 28 != KILN_TQ_SMEM_BYTES(D, PG)
 #error "attention_mma.h sizes shared memory differently"
 #endif
 
@@ -145,10 +146,10 @@ KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
 
 /* The blocks per SM are given even when 1: without them ptxas may cap the registers for
  * more blocks on its own (head dim 32 without a mask: 168 registers and a spill). */
-#define KILN_TQ_BOUNDS NT, KILN_TQ_MIN_BLOCKS(D)
+#define KILN_TQ_BOUNDS NT, KILN_TQ_MIN_BLOCKS(D, PG)
 KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 {
-    KILN_DYNAMIC_SHARED(smem, KILN_TQ_SMEM_BYTES(D));
+    KILN_DYNAMIC_SHARED(smem, KILN_TQ_SMEM_BYTES(D, PG));
     const kiln_sptr sbase = kiln_sptr_of((kiln_elem *)smem);
     const kiln_sptr qs = kiln_sptr_add(sbase, Q_AT);
     kiln_i64(*kv_row)[BK][2] = (kiln_i64(*)[BK][2])(smem + ROWS_OFFSET);

@@ -9,6 +9,7 @@
  *   64         4      2          64        2       shared memory 242 - 254
  *   80, 96     4      2          32        2       shared memory 208 - 242
  *   128        4      2          32        2       shared memory 245 - 255
+ *   128 paged  8      1          64        2       registers     196 - 207
  *   160, 192   8      1          64        2       shared memory 196 - 230
  *   256        8      1          32        2       shared memory 240 - 245
  *
@@ -50,29 +51,35 @@
  * the extra columns zero. */
 #define KILN_ATTN_TENSOR_HEAD_DIMS {32, 64, 80, 96, 128, 160, 192, 256}
 
+/* Every shape macro takes the head dim d and p, 1 for a paged variant (0 otherwise): at
+ * head dim 128 the paged kernel (its ring of row offsets) keeps 8 warps x 1 m16 tile, as
+ * 2 tiles per warp left it a few registers short on some targets (8 - 24 bytes of spill). */
+#ifndef KILN_TQ_WIDE
+#define KILN_TQ_WIDE(d, p) ((d) <= 96 || ((d) <= 128 && !(p))) /* 4 warps x 2 m16 tiles */
+#endif
 #ifndef KILN_TQ_WARPS
-#define KILN_TQ_WARPS(d) ((d) <= 128 ? 4 : 8)
+#define KILN_TQ_WARPS(d, p) (KILN_TQ_WIDE(d, p) ? 4 : 8)
 #endif
 #ifndef KILN_TQ_MTILES
-#define KILN_TQ_MTILES(d) ((d) <= 128 ? 2 : 1)
+#define KILN_TQ_MTILES(d, p) (KILN_TQ_WIDE(d, p) ? 2 : 1)
 #endif
 #ifndef KILN_TQ_BLOCK_K
-#define KILN_TQ_BLOCK_K(d) ((d) <= 64 || ((d) > 128 && (d) <= 192) ? 64 : 32)
+#define KILN_TQ_BLOCK_K(d, p) ((d) <= 64 || ((d) > 96 && (d) <= 192 && !KILN_TQ_WIDE(d, p)) ? 64 : 32)
 #endif
 #ifndef KILN_TQ_STAGES
-#define KILN_TQ_STAGES(d) 2
+#define KILN_TQ_STAGES(d, p) 2
 #endif
 #ifndef KILN_TQ_Q_IN_REGS
-#define KILN_TQ_Q_IN_REGS(d) ((d) <= 32)
+#define KILN_TQ_Q_IN_REGS(d, p) ((d) <= 32 || ((d) > 96 && (d) <= 128 && !KILN_TQ_WIDE(d, p)))
 #endif
-#define KILN_TQ_THREADS(d) (32 * KILN_TQ_WARPS(d))
+#define KILN_TQ_THREADS(d, p) (32 * KILN_TQ_WARPS(d, p))
 /* Blocks per SM the register allocation must allow (__launch_bounds__'s second argument:
  * ptxas caps registers at 65536 / (threads x this)). */
 #ifndef KILN_TQ_MIN_BLOCKS
-#define KILN_TQ_MIN_BLOCKS(d) 1
+#define KILN_TQ_MIN_BLOCKS(d, p) 1
 #endif
 /* Packed (query, head) rows per block. */
-#define KILN_TQ_BLOCK_Q(d) (16 * KILN_TQ_MTILES(d) * KILN_TQ_WARPS(d))
+#define KILN_TQ_BLOCK_Q(d, p) (16 * KILN_TQ_MTILES(d, p) * KILN_TQ_WARPS(d, p))
 
 /* Schedule switches, each 0 or 1 (bench/tensor_ab.sh times both sides):
  *   ONE_BARRIER  one barrier per key tile: the copy of tile t + ST - 1 starts after the
@@ -99,15 +106,15 @@
 /* Rows of the Q tile past the stages: all of them, unless its fragments live in
  * registers; then the tile starts at the last stage's space (read before that stage is
  * first filled) and only what exceeds that stage's 2 x keys rows follows the stages. */
-#define KILN_TQ_Q_EXTRA_ROWS(d)                                                              \
-    (!KILN_TQ_Q_IN_REGS(d) ? KILN_TQ_BLOCK_Q(d)                                             \
-     : KILN_TQ_BLOCK_Q(d) > 2 * KILN_TQ_BLOCK_K(d) ? KILN_TQ_BLOCK_Q(d) - 2 * KILN_TQ_BLOCK_K(d) \
+#define KILN_TQ_Q_EXTRA_ROWS(d, p)                                                              \
+    (!KILN_TQ_Q_IN_REGS(d, p) ? KILN_TQ_BLOCK_Q(d, p)                                             \
+     : KILN_TQ_BLOCK_Q(d, p) > 2 * KILN_TQ_BLOCK_K(d, p) ? KILN_TQ_BLOCK_Q(d, p) - 2 * KILN_TQ_BLOCK_K(d, p) \
                                                    : 0)
 /* Dynamic shared memory: stages x (K tile + V tile) of 16-bit elements, the Q rows past
  * them, stages x keys x 2 row offsets, and 28 bytes of constants per row. */
-#define KILN_TQ_SMEM_BYTES(d)                                                               \
-    ((KILN_TQ_Q_EXTRA_ROWS(d) + 2 * KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d)) *              \
+#define KILN_TQ_SMEM_BYTES(d, p)                                                               \
+    ((KILN_TQ_Q_EXTRA_ROWS(d, p) + 2 * KILN_TQ_STAGES(d, p) * KILN_TQ_BLOCK_K(d, p)) *              \
          KILN_TQ_LDS(d) * 2 +                                                                \
-     KILN_TQ_STAGES(d) * KILN_TQ_BLOCK_K(d) * 16 + KILN_TQ_BLOCK_Q(d) * 28)
+     KILN_TQ_STAGES(d, p) * KILN_TQ_BLOCK_K(d, p) * 16 + KILN_TQ_BLOCK_Q(d, p) * 28)
 
 #endif

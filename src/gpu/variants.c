@@ -202,10 +202,11 @@ int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, cha
     }
     if (!amd_family(t)) { /* the AMD kernels' LDS is checked against the table at build */
         const int32_t d = kiln_gpu_tensor_head_dim(p->head_dim);
-        if (KILN_TQ_SMEM_BYTES(d) > t->shared_max_bytes) {
+        const int pg = p->mode == KILN_MODE_PAGED;
+        if (KILN_TQ_SMEM_BYTES(d, pg) > t->shared_max_bytes) {
             if (why)
                 snprintf(why, cap, "the tensor tier's head_dim %d kernel needs %d bytes of shared "
-                     "memory; %s allows %lld", (int)d, (int)KILN_TQ_SMEM_BYTES(d), t->name,
+                     "memory; %s allows %lld", (int)d, (int)KILN_TQ_SMEM_BYTES(d, pg), t->name,
                      (long long)t->shared_max_bytes);
             return 0;
         }
@@ -563,7 +564,7 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
         return KILN_OK;
     }
     KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
-    const int64_t bq = v->family ? KILN_ATTN_WMMA_BLOCK_Q : KILN_TQ_BLOCK_Q(v->head_dim);
+    const int64_t bq = v->family ? KILN_ATTN_WMMA_BLOCK_Q : KILN_TQ_BLOCK_Q(v->head_dim, v->mode == KILN_MODE_PAGED);
     if (v->tier == KILN_GPU_TIER_ID_TENSOR)
         KILN_FORWARD(fit("attention", "x (query tiles)", (a->seqlen_q * group + bq - 1) / bq,
                          GRID_X_MAX, &grid[0]));
@@ -584,7 +585,7 @@ int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
     case KILN_KERNEL_ATTN:
         if (v->tier == KILN_GPU_TIER_ID_HOPPER) return KILN_HOPPER_THREADS;
         if (v->tier == KILN_GPU_TIER_ID_TENSOR)
-            return v->family ? KILN_ATTN_WMMA_THREADS(v->family) : KILN_TQ_THREADS(v->head_dim);
+            return v->family ? KILN_ATTN_WMMA_THREADS(v->family) : KILN_TQ_THREADS(v->head_dim, v->mode == KILN_MODE_PAGED);
         return KILN_ATTN_THREADS;
     case KILN_KERNEL_COMBINE: return KILN_COMBINE_THREADS;
     case KILN_KERNEL_ACT: return KILN_ACT_THREADS;
@@ -598,7 +599,7 @@ int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v)
     if (v->kind != KILN_KERNEL_ATTN) return 0;
     return v->tier == KILN_GPU_TIER_ID_HOPPER
                ? KILN_HOPPER_SMEM_BYTES_K(v->head_dim, (int)v->mask, kiln_gpu_hopper_block_k(v))
-           : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_SMEM_BYTES(v->head_dim)
+           : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_SMEM_BYTES(v->head_dim, v->mode == KILN_MODE_PAGED)
                                                 : 0;
 }
 
