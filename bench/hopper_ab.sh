@@ -18,6 +18,8 @@
 #                 max moved)
 #        kc64     key tiles of 64 under the causal mask (4 stages): a quarter of the
 #                 diagonal block computed and masked instead of half
+#        fresh64  head dim 64's output addresses recomputed per item as at head dim 128
+#                 (KILN_HOPPER_FRESH_OUT 1 everywhere)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -51,6 +53,7 @@ all_opts=(
   "kc64|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 1 ? 64 : 128);#define KILN_HOPPER_STAGES(d, m) ((m) == 1 ? 4 : 3)"
   "eager|#define KILN_HOPPER_LAZY_RESCALE(d) 0"
   "pre|@PRE"
+  "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "p2|#define KILN_HOPPER_STAGES(d, m) ((d) == 64 ? 3 : 2);#define KILN_HOPPER_PERSISTENT(d, m) ((m) != 2);#define KILN_HOPPER_O_OWN(d, m) ((m) != 2)"
 )
 opts=()

@@ -556,11 +556,13 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         }
         const kiln_seq s = it.s;
         const kiln_i64 h = it.h, split = it.split, q0 = it.q0;
+#if KILN_HOPPER_FRESH_OUT(D)
         /* The thread's coordinates read anew for the output: what derives from them (the
          * staging and store addresses) is the same for every item, and would otherwise be
          * hoisted out of the item loop into registers held through the key loop. */
         const kiln_i32 ft = kiln_thread_x_fresh();
         const kiln_i32 wtid = ft % 128, warp = wtid / 32, g = ft % 32 / 4, tq4 = ft % 4;
+#endif
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
             live[r] = q0 + cw * 64 + warp * 16 + g + 8 * r < s.sq;

@@ -63,6 +63,17 @@
 #define KILN_HOPPER_LAZY_RESCALE(d) ((d) == 128)
 #endif
 
+/* Per head dim d, 1: the consumers read their thread coordinates anew for each item's
+ * output (kernels/attention_hopper.cu), so the output addresses are not held in registers
+ * through the key loop; without it the persistent head-dim-128 consumer spills 24-64 bytes
+ * and the wide variant (KILN_HOPPER_WIDE, expanded in the kernel) 8. Elsewhere holding them
+ * ran head dim 64 1-4% faster at S = 1k and 4k on an H200 (bench/hopper_ab.sh,
+ * bench/results/hopper-ab_held64-*: this default was the alternative held64 there, 1
+ * everywhere the defaults; fresh64 now). */
+#ifndef KILN_HOPPER_FRESH_OUT
+#define KILN_HOPPER_FRESH_OUT(d) ((d) == 128 || KILN_HOPPER_WIDE)
+#endif
+
 /* Registers per thread of the producer warpgroup and of each consumer warpgroup after
  * setmaxnreg (multiples of 8; 128 x producer + 256 x consumer at most 65536). */
 #ifndef KILN_HOPPER_REGS_LOAD
