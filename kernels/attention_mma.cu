@@ -35,6 +35,7 @@
 #include "mma.h"
 #include "attention_mma.h"
 #include "attn_seq.h"
+#include "memory.h"
 
 #if !defined(KILN_HEAD_DIM) || !defined(KILN_MASK) || !defined(KILN_MODE)
 #error "KILN_HEAD_DIM, KILN_MASK and KILN_MODE must be defined"
@@ -91,7 +92,7 @@
  * registers through the key loop: each row's kiln_out_row (the output or workspace row and
  * the LSE slot, two pointers), its diagonal and first visible key (int32) and its ALiBi
  * slope (float). */
-#define ROWINFO_OFFSET (ROWS_OFFSET + ST * BK * 16)
+#define ROWINFO_OFFSET (ROWS_OFFSET + KILN_TQ_ROWS_BYTES(D, PG))
 #if ROWINFO_OFFSET + BQ * 28 != KILN_TQ_SMEM_BYTES(D, PG)
 #error "attention_mma.h sizes shared memory differently"
 #endif
@@ -100,6 +101,13 @@
  * otherwise a key's row is an affine function of its index, computed where it is copied
  * (nothing per sequence held in registers through the key loop). */
 #define RING (KILN_MODE == KILN_MODE_ID_PAGED)
+
+/* Whether an unsplit block's output goes through shared memory (the stages' space, which
+ * must hold BQ rows of LDS elements: 2 x ST x BK rows do) as whole 16-byte pieces of rows. */
+#ifndef KILN_TQ_STAGE_OUT
+#define KILN_TQ_STAGE_OUT 1
+#endif
+#define STAGE_OUT (KILN_TQ_STAGE_OUT && BQ <= 2 * ST * BK)
 
 #if RING
 /* The ring's row offsets of keys lo + tk .. lo + tk + BK - 1 below lo + nk, from the KV
@@ -153,6 +161,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
     const kiln_sptr sbase = kiln_sptr_of((kiln_elem *)smem);
     const kiln_sptr qs = kiln_sptr_add(sbase, Q_AT);
     kiln_i64(*kv_row)[BK][2] = (kiln_i64(*)[BK][2])(smem + ROWS_OFFSET);
+    kiln_i64 *row_q = (kiln_i64 *)(smem + ROWS_OFFSET); /* before the ring's first use */
     void **row_dst = (void **)(smem + ROWINFO_OFFSET);
     float **row_lse = (float **)(row_dst + BQ);
     kiln_i32 *row_dr = (kiln_i32 *)(row_lse + BQ);
@@ -199,25 +208,10 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 #endif
     const kiln_i32 nk = (kiln_i32)(hi - lo); /* keys in the block's range */
 
-    /* Q rows to shared memory (rows past the end and columns past head_dim as zeros). */
-    #pragma unroll
-    for (kiln_i32 x = 0; x < (BQ * (D / 8) + NT - 1) / NT; ++x) {
-        const kiln_i32 e = tid + x * NT;
-        if ((BQ * (D / 8)) % NT && e >= BQ * (D / 8)) break;
-        const kiln_i32 r = e / (D / 8), c = (e % (D / 8)) * 8;
-        const kiln_i64 p = p0 + r;
-        const int valid = p < rows && c < hd;
-        const kiln_i64 at = valid ? s.q_off + (p / group) * a.q_stride_row +
-                                        (hk * group + p % group) * a.q_stride_head + c
-                                  : 0;
-        kiln_cp_async16(kiln_sptr_add(qs, r * LDS + c), q + at, valid);
-    }
-
     /* The block's rows, spread over the threads: row x of the block is fragment row x % 16
      * of m16 tile x / 16. Rows past the end compute on the last row's data and are not
      * stored (their dst is NULL). dr is the row's diagonal key less lo; first is its first
-     * visible key less lo (the int32 maximum when it sees none in this block's range). The
-     * first barrier of the key loop makes them visible. */
+     * visible key less lo (the int32 maximum when it sees none in this block's range). */
     for (kiln_i32 x = tid; x < BQ; x += NT) {
         const kiln_i64 p = p0 + x;
         const kiln_i64 pc = p < rows ? p : rows - 1;
@@ -233,6 +227,23 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
         const kiln_out_row out = kiln_out_row_of(&a, &s, split, i, hk * group + pc % group);
         row_dst[x] = p < rows ? (a.num_splits > 1 ? (void *)out.ws : (void *)out.out) : 0;
         row_lse[x] = out.lse;
+        /* The row's Q offset (-1: past the end) for the copy below, in the row-offset
+         * space (the paged ring fills it only after that copy has read it). */
+        row_q[x] = p < rows ? s.q_off + i * a.q_stride_row + (hk * group + pc % group) * a.q_stride_head
+                            : -1;
+    }
+    kiln_sync();
+
+    /* Q rows to shared memory (rows past the end and columns past head_dim as zeros): per
+     * element one shared-memory read of its row's offset, not a division by the group. */
+    #pragma unroll
+    for (kiln_i32 x = 0; x < (BQ * (D / 8) + NT - 1) / NT; ++x) {
+        const kiln_i32 e = tid + x * NT;
+        if ((BQ * (D / 8)) % NT && e >= BQ * (D / 8)) break;
+        const kiln_i32 r = e / (D / 8), c = (e % (D / 8)) * 8;
+        const kiln_i64 at = row_q[r];
+        const int valid = at >= 0 && c < hd;
+        kiln_cp_async16(kiln_sptr_add(qs, r * LDS + c), q + (valid ? at + c : 0), valid);
     }
     /* This lane's rows in the block: fragment rows g and g + 8 of each of its warp's m16
      * tiles are row_at + mt * 16 + 8 * r. */
@@ -281,6 +292,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
      * (the Q copies join the first group). Tile x uses stage x % ST. */
     const kiln_i32 ntiles = hi > lo ? (kiln_i32)((hi - lo + BK - 1) / BK) : 0;
 #if RING
+    kiln_sync(); /* every Q offset is read: the ring may be filled */
     #pragma unroll
     for (kiln_i32 x = 0; x < ST; ++x)
         if (x < ntiles) kiln_tile_rows(&a, bt, lo, x * BK, nk, kv_row[x]);
@@ -514,6 +526,57 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
     }
     kiln_cp_async_wait0(); /* nothing in flight when the block ends */
 
+#if STAGE_OUT
+    if (a.num_splits == 1) { /* block-uniform */
+        /* The output through shared memory: each lane's two-element pieces rounded in
+         * pairs into the stages' space, then whole 16-byte row pieces to global memory
+         * (the stores of two elements at a time and the rounding one by one were an
+         * eighth of a block's time at S = 1k). */
+        kiln_u32 *ot = (kiln_u32 *)smem; /* rows of LDS elements from stage 0 */
+        kiln_sync();                     /* every warp is done with the stages and Q */
+        #pragma unroll
+        for (kiln_i32 mt = 0; mt < MT; ++mt)
+            #pragma unroll
+            for (kiln_i32 r = 0; r < 2; ++r) {
+                float sum = l[mt][r];
+                sum += kiln_shfl_xor(sum, 1);
+                sum += kiln_shfl_xor(sum, 2);
+                const kiln_i32 row = row_at + mt * 16 + 8 * r;
+                /* A row with a visible key has a sum of at least 1, or NaN. */
+                const int seen = row_first[row] < nk;
+                const float inv = seen ? 1.0f / sum : 0.0f;
+                #pragma unroll
+                for (kiln_i32 n = 0; n < NDT; ++n)
+                    ot[row * (LDS / 2) + n * 4 + tq] =
+                        kiln_pack2(o[mt][n][2 * r] * inv, o[mt][n][2 * r + 1] * inv);
+                float *lse_at = row_lse[row];
+                if (tq == 0 && lse_at && row_dst[row])
+                    *lse_at = seen ? m[mt][r] * KILN_LN2 + kiln_logf(sum) : kiln_neg_inf();
+            }
+        kiln_sync();
+        #pragma unroll
+        for (kiln_i32 x = 0; x < (BQ * (D / 8) + NT - 1) / NT; ++x) {
+            /* (a fresh index: tid held through the key loop costs a spill at D = 128) */
+            const kiln_i32 e = kiln_thread_x_fresh() + x * NT;
+            if ((BQ * (D / 8)) % NT && e >= BQ * (D / 8)) break;
+            const kiln_i32 r = e / (D / 8), c = (e % (D / 8)) * 8;
+            kiln_elem *dst = (kiln_elem *)row_dst[r];
+            if (!dst || c >= hd) continue;
+            const kiln_v4 y = kiln_lds16((const kiln_elem *)smem + r * LDS + c);
+            if (((kiln_u64)(dst + c) & 15u) == 0) {
+                kiln_stg16((float *)(dst + c), y); /* raw bits */
+            } else {
+                #pragma unroll
+                for (kiln_i32 u = 0; u < 4; ++u) {
+                    dst[c + 2 * u] = (kiln_elem)(y.c[u] & 0xffffu);
+                    dst[c + 2 * u + 1] = (kiln_elem)(y.c[u] >> 16);
+                }
+            }
+        }
+        return;
+    }
+#endif
+    /* Split partials (float, to the workspace) straight from the accumulators. */
     #pragma unroll
     for (kiln_i32 mt = 0; mt < MT; ++mt)
         #pragma unroll

@@ -29,6 +29,13 @@
  *   - __launch_bounds__ with its blocks-per-SM argument even at 1 (else ptxas capped D =
  *     32 at 168 registers and spilled)
  * Before those, D = 64 spilled over 64-key tiles and D = 128 could not take 2 m16 tiles.
+ * Outside the key loop (Nsight Compute's per-instruction samples, bench/ncu_run.sh, D = 64,
+ * S = 1k: code run once per block was 21% of the samples, 40% under the causal mask): an
+ * unsplit block's output goes through shared memory and out as 16-byte pieces of rows
+ * (it was two-element stores, each element rounded on its own: 12% of the samples), and
+ * each row's Q offset is computed once into shared memory instead of a division per
+ * 16-byte copy. In one A/B against the kernel before (bench/tensor_ab.sh, ALTS="new pre",
+ * bench/results/tensor-ab_stageout-*): S = 1k 1.09-1.17x, S = 4k 1.01-1.05x, 16k 1.01-1.02x.
  * D = 128 over 64-key tiles still spills 48 - 96 bytes, D = 96 over 64 0 - 56, D = 64 over
  * 128 48 - 56; D = 160 and up cannot take 2 m16 tiles (O alone is 160 - 256 registers).
  *
@@ -110,11 +117,17 @@
     (!KILN_TQ_Q_IN_REGS(d, p) ? KILN_TQ_BLOCK_Q(d, p)                                             \
      : KILN_TQ_BLOCK_Q(d, p) > 2 * KILN_TQ_BLOCK_K(d, p) ? KILN_TQ_BLOCK_Q(d, p) - 2 * KILN_TQ_BLOCK_K(d, p) \
                                                    : 0)
+/* Bytes of the row-offset space: stages x keys x 2 offsets of K / V rows (paged), and
+ * before the key loop each query row's Q offset (8 bytes a row), whichever is larger. */
+#define KILN_TQ_ROWS_BYTES(d, p)                                                               \
+    (KILN_TQ_STAGES(d, p) * KILN_TQ_BLOCK_K(d, p) * 16 > KILN_TQ_BLOCK_Q(d, p) * 8             \
+         ? KILN_TQ_STAGES(d, p) * KILN_TQ_BLOCK_K(d, p) * 16                                   \
+         : KILN_TQ_BLOCK_Q(d, p) * 8)
 /* Dynamic shared memory: stages x (K tile + V tile) of 16-bit elements, the Q rows past
- * them, stages x keys x 2 row offsets, and 28 bytes of constants per row. */
+ * them, the row offsets, and 28 bytes of constants per row. */
 #define KILN_TQ_SMEM_BYTES(d, p)                                                               \
     ((KILN_TQ_Q_EXTRA_ROWS(d, p) + 2 * KILN_TQ_STAGES(d, p) * KILN_TQ_BLOCK_K(d, p)) *              \
          KILN_TQ_LDS(d) * 2 +                                                                \
-     KILN_TQ_STAGES(d, p) * KILN_TQ_BLOCK_K(d, p) * 16 + KILN_TQ_BLOCK_Q(d, p) * 28)
+     KILN_TQ_ROWS_BYTES(d, p) + KILN_TQ_BLOCK_Q(d, p) * 28)
 
 #endif

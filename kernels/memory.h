@@ -1,7 +1,7 @@
 /*
- * Global-memory instructions of the decode kernel (kernels/decode.cu), the only place they
- * appear, so the CPU emulation (tests/gpu/host_vendor.h) runs the kernel with nothing but
- * these replaced.
+ * Global- and shared-memory vector instructions of the decode kernel (kernels/decode.cu) and
+ * of the tensor tier's output stores (kernels/attention_mma.cu), kept here so the CPU
+ * emulation (tests/gpu/host_vendor.h) runs those kernels with nothing but these replaced.
  *
  * kiln_v4: 16 bytes as four 32-bit words (c[0] holds the lowest-addressed two elements).
  * kiln_ldg16(p): the 8 elements at p (16-byte aligned), through the read-only path without
