@@ -4,9 +4,10 @@
 # named in NCU_SHAPES ("D S causal" triples, causal 0 or 1) with ncu --set full:
 #   kiln hopper and kiln tensor (kiln bench attention, KILN_GPU_TIER forced)
 #   SDPA flash (FlashAttention-2) and SDPA cuDNN (bench/ncu_sdpa.py)
-# Writes to $OUT: summary.txt (each profile's duration, tensor-pipe and issue activity,
-# occupancy, registers and the top warp stalls), and ncu.tgz (every profile's details page
-# and, for kiln's kernels, the SASS source page with its stall samples).
+# Writes to $OUT: summary.txt (each profile's duration, tensor-pipe, XU and issue activity,
+# occupancy, registers), and ncu.tgz (every profile's details page, its warp-state section
+# with the stall reasons, and, for kiln's kernels, the SASS source page with per-instruction
+# stall samples).
 #   NCU_SHAPES="64 1024 0;64 1024 1" bash bench/ncu_run.sh
 set -u
 out=${OUT:-${TMPDIR:-/tmp}/kiln-ncu-run}
@@ -27,8 +28,7 @@ if ! { cmake -S . -B $b -DKILN_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release &&
 fi
 export KILN_CACHE_DIR=/tmp/kiln-ncu-cache
 k=$b/kiln
-metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,dram__throughput.avg.pct_of_peak_sustained_elapsed
-# Warp stall reasons, per issued instruction (the details page's Warp State section).
+metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size,dram__throughput.avg.pct_of_peak_sustained_elapsed
 ncu_one() { # name, kernel regex, command...
   local name=$1 kre=$2; shift 2
   timeout 240 ncu --clock-control none --set full --import-source no -k "regex:$kre" \
@@ -48,7 +48,6 @@ if hdr:
         for k, v in d.items():
             if "__" in k: print(f"    {k} = {v}")
 txt = open(sys.argv[2]).read()
-st = re.findall(r"^\s*(smsp__pcsamp_warps_issue_stalled_\w+|Stall \w[\w ]*?)\s+\S+\s+([\d.,]+)", txt, re.M)
 for line in txt.splitlines():
     if re.search(r"Warp Cycles Per Issued Instruction|Achieved Occupancy|Theoretical Occupancy|Issued Ipc Active|Block Limit (Registers|Shared Mem)|Dynamic Shared Memory Per Block|Duration", line):
         print("   ", " ".join(line.split()))
