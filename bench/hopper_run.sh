@@ -117,9 +117,11 @@ fi
 
 if has sanit; then
   for tool in memcheck racecheck; do
-    # The last shape runs the wide key tiles (head dim 64, no mask, 4160 keys).
+    # The fourth shape runs the wide key tiles (head dim 64, no mask, 4160 keys), the
+    # last one 160 items of head dim 128 without a mask on the persistent grid (more than
+    # one per block).
     for shape in "2 4 2 128 300 --causal" "1 4 4 64 200" "1 2 1 128 700 --causal" \
-      "1 4 2 64 4160"; do
+      "1 4 2 64 4160" "4 8 2 128 650"; do
       set -- $shape
       echo "== $tool B=$1 H=$2 Hkv=$3 D=$4 S=$5 ${6:-}"
       KILN_GPU_TIER=hopper timeout 60 compute-sanitizer --tool $tool $k bench attention \

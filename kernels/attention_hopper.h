@@ -26,9 +26,9 @@
 /* K and V tiles in flight per head dim d and mask m. 4 stages at head dim 64 (160 KiB of
  * shared memory) ran within 1% of 3 on every suite-2 shape of an H200, 1% slower at S = 1k
  * causal (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only,
- * and for 2 beside an output tile of its own (causal, on the persistent grid). */
+ * and for 2 beside an output tile of its own (on the persistent grid, which it takes). */
 #ifndef KILN_HOPPER_STAGES
-#define KILN_HOPPER_STAGES(d, m) ((d) == 128 && (m) == 1 ? 2 : 3)
+#define KILN_HOPPER_STAGES(d, m) ((d) == 128 && (m) != 2 ? 2 : 3)
 #endif
 #define KILN_HOPPER_THREADS 384 /* producer warpgroup + two consumer warpgroups */
 
@@ -40,11 +40,14 @@
  * where a block has 8 key tiles). At head dim 128 (2 stages and an output tile of its own,
  * the p2 alternative, spill-free since the output's addresses are no longer hoisted out of
  * the item loop) it ran causal 8% faster at S = 1k, 5% at 4k and even at 16k, and without a
- * mask 3% faster at 1k but 1-2% slower at 4k and 16k (bench/results/hopper-ab_p2-*), so
- * head dim 128 takes it under the causal mask only. A window mask (m, KILN_MASK_*: 2) stays
- * off it: its band arithmetic makes that path spill. */
+ * mask 3% faster at 1k but 1-2% slower at 4k and 16k (bench/results/hopper-ab_p2-*). Three
+ * later same-run A/Bs of head dim 128 without a mask (bench/results/hopper-ab_defer-*,
+ * hopper-ab_p128-defer_*) gave persistent / per-tile 1.04-1.06 at S = 1k, 0.98-1.01 at 4k
+ * and 0.99-1.00 at 16k, so it takes the persistent grid too: S = 1k is where the tier is
+ * furthest below cuDNN. A window mask (m, KILN_MASK_*: 2) stays off it: its band arithmetic
+ * makes that path spill. */
 #ifndef KILN_HOPPER_PERSISTENT
-#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 && (m) != 2) || ((d) == 128 && (m) == 1))
+#define KILN_HOPPER_PERSISTENT(d, m) ((m) != 2)
 #endif
 
 /* Whether the output of a block is staged in its own shared-memory tile (1) or in the Q
