@@ -40,11 +40,11 @@
  * where a block has 8 key tiles). At head dim 128 (2 stages and an output tile of its own,
  * the p2 alternative, spill-free since the output's addresses are no longer hoisted out of
  * the item loop) it ran causal 8% faster at S = 1k, 5% at 4k and even at 16k, and without a
- * mask 3% faster at 1k but 1-2% slower at 4k and 16k (bench/results/hopper-ab_p2-*). Three
- * later same-run A/Bs of head dim 128 without a mask (bench/results/hopper-ab_defer-*,
- * hopper-ab_p128-defer_*) gave persistent / per-tile 1.04-1.06 at S = 1k, 0.98-1.01 at 4k
- * and 0.99-1.00 at 16k, so it takes the persistent grid too: S = 1k is where the tier is
- * furthest below cuDNN. A window mask (m, KILN_MASK_*: 2) stays off it: its band arithmetic
+ * mask 3% faster at 1k but 1-2% slower at 4k and 16k (bench/results/hopper-ab_p2-*). With
+ * two later runs (bench/results/hopper-ab_defer-*, hopper-ab_p128-defer_*; one with and one
+ * without deferred output stores) persistent / per-tile at head dim 128 without a mask was
+ * 1.03-1.06 at S = 1k, 0.98-1.01 at 4k and 0.98-1.00 at 16k, so it takes the persistent grid
+ * too: S = 1k is where the tier is furthest below cuDNN. A window mask (m, KILN_MASK_*: 2) stays off it: its band arithmetic
  * makes that path spill. */
 #ifndef KILN_HOPPER_PERSISTENT
 #define KILN_HOPPER_PERSISTENT(d, m) ((m) != 2)
