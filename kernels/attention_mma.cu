@@ -109,6 +109,24 @@
 #endif
 #define STAGE_OUT (KILN_TQ_STAGE_OUT && BQ <= 2 * ST * BK)
 
+/* A finished row, for both ways out of the kernel. kiln_row_sum: its sum over the quad
+ * from this lane's part l (two xor-shuffles: every lane of the warp makes the call).
+ * seen: whether the row has a visible key in the block's range (first visible key < nk),
+ * by the mask and key range, never by the sum; a row that has one has a sum of at least 1,
+ * or NaN. kiln_row_inv: what its output is multiplied by, 1 / sum or 0. kiln_row_lse: its
+ * LSE from the sum and its running max m (base-2 units), or -inf. (Three functions, not
+ * one: the staged output computes the LSE only in the lanes that store it.) */
+KILN_DEV float kiln_row_sum(float l)
+{
+    l += kiln_shfl_xor(l, 1);
+    return l + kiln_shfl_xor(l, 2);
+}
+KILN_DEV float kiln_row_inv(float sum, int seen) { return seen ? 1.0f / sum : 0.0f; }
+KILN_DEV float kiln_row_lse(float sum, float m, int seen)
+{
+    return seen ? m * KILN_LN2 + kiln_logf(sum) : kiln_neg_inf();
+}
+
 #if RING
 /* The ring's row offsets of keys lo + tk .. lo + tk + BK - 1 below lo + nk, from the KV
  * head's first row (page 0, slot 0): thread jj < BK fills row jj. bt is the sequence's
@@ -538,20 +556,16 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
         for (kiln_i32 mt = 0; mt < MT; ++mt)
             #pragma unroll
             for (kiln_i32 r = 0; r < 2; ++r) {
-                float sum = l[mt][r];
-                sum += kiln_shfl_xor(sum, 1);
-                sum += kiln_shfl_xor(sum, 2);
+                const float sum = kiln_row_sum(l[mt][r]);
                 const kiln_i32 row = row_at + mt * 16 + 8 * r;
-                /* A row with a visible key has a sum of at least 1, or NaN. */
                 const int seen = row_first[row] < nk;
-                const float inv = seen ? 1.0f / sum : 0.0f;
+                const float inv = kiln_row_inv(sum, seen);
                 #pragma unroll
                 for (kiln_i32 n = 0; n < NDT; ++n)
                     ot[row * (LDS / 2) + n * 4 + tq] =
                         kiln_pack2(o[mt][n][2 * r] * inv, o[mt][n][2 * r + 1] * inv);
                 float *lse_at = row_lse[row];
-                if (tq == 0 && lse_at && row_dst[row])
-                    *lse_at = seen ? m[mt][r] * KILN_LN2 + kiln_logf(sum) : kiln_neg_inf();
+                if (tq == 0 && lse_at && row_dst[row]) *lse_at = kiln_row_lse(sum, m[mt][r], seen);
             }
         kiln_sync();
         #pragma unroll
@@ -577,23 +591,21 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
     }
 #endif
     /* Split partials (float, to the workspace) straight from the accumulators. */
+    const int to_ws = a.num_splits > 1; /* block-uniform */
     #pragma unroll
     for (kiln_i32 mt = 0; mt < MT; ++mt)
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
-            float sum = l[mt][r];
-            sum += kiln_shfl_xor(sum, 1);
-            sum += kiln_shfl_xor(sum, 2);
+            const float sum = kiln_row_sum(l[mt][r]);
             const kiln_i32 row = row_at + mt * 16 + 8 * r;
             void *dst = row_dst[row];
             if (!dst) continue;
-            /* A row with a visible key has a sum of at least 1, or NaN. */
             const int seen = row_first[row] < nk;
-            const float inv = seen ? 1.0f / sum : 0.0f;
-            const float lse = seen ? m[mt][r] * KILN_LN2 + kiln_logf(sum) : kiln_neg_inf();
+            const float inv = kiln_row_inv(sum, seen);
+            const float lse = kiln_row_lse(sum, m[mt][r], seen);
             kiln_out_row out;
-            out.out = a.num_splits > 1 ? 0 : (kiln_elem *)dst;
-            out.ws = a.num_splits > 1 ? (float *)dst : 0;
+            out.out = to_ws ? 0 : (kiln_elem *)dst;
+            out.ws = to_ws ? (float *)dst : 0;
             out.lse = row_lse[row];
             #pragma unroll
             for (kiln_i32 n = 0; n < NDT; ++n)
