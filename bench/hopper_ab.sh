@@ -8,10 +8,9 @@
 #        persist  KILN_HOPPER_PERSISTENT(d, m) 1: persistent grid everywhere (default:
 #                 unwindowed), its output staged in Q's rows under the window mask
 #        s2       2 K / V stages at head dim 128 (the default on the persistent grid)
-#        p2       head dim 128 on the persistent grid (no window), with 2 stages and
-#                 an output tile of its own: the defaults now
 #        old      head dim 128 on the persistent grid under the causal mask only, 3
-#                 stages elsewhere (the defaults before it took that grid without a mask)
+#                 stages elsewhere (the defaults before it took that grid without a mask;
+#                 the results' p2 alternative was today's defaults)
 #        k160     key tiles of 160 at head dim 128 (2 stages) and of 192 at head dim 64,
 #                 no mask (128 by default)
 #        k176     key tiles of 176 at head dim 128 (2 stages), no mask
@@ -29,7 +28,7 @@
 #   3. BENCH.md suite 2 for each build (bench/reference_benchmark.py --only prefill,
 #      the hopper tier beside SDPA cuDNN)
 #   4. a table: TFLOP/s per shape per option, cuDNN beside
-# ALTS="staged p2" narrows the list (default: staged s2 p2). $OUT gets summary.txt,
+# ALTS="staged old" narrows the list (default: staged old). $OUT gets summary.txt,
 # logs.tgz and one prefill JSON per option.
 #   bash bench/hopper_ab.sh
 set -u
@@ -56,11 +55,10 @@ all_opts=(
   "eager|#define KILN_HOPPER_LAZY_RESCALE(d) 0"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
-  "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1));#define KILN_HOPPER_STAGES(d, m) ((d) == 128 \&\& (m) == 1 ? 2 : 3)"
-  "p2|#define KILN_HOPPER_STAGES(d, m) ((d) == 64 ? 3 : 2);#define KILN_HOPPER_PERSISTENT(d, m) ((m) != 2);#define KILN_HOPPER_O_OWN(d, m) ((m) != 2)"
+  "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"
 )
 opts=()
-for n in ${ALTS:-staged s2 p2}; do
+for n in ${ALTS:-staged old}; do
   for o in "${all_opts[@]}"; do [ "${o%%|*}" = "$n" ] && opts+=("$o"); done
 done
 build() { # name sed tests

@@ -30,8 +30,7 @@ export KILN_CACHE_DIR=${TMPDIR:-/tmp}/kiln-tensor-cache
 rm -rf "$KILN_CACHE_DIR"
 
 KILN_GPU_TIER=tensor KILN_TEST_BACKEND=cuda timeout 240 \
-  ctest --test-dir "$build" -L '^gpu$' -E kernel_emulation --output-on-failure -j "$jobs" \
-  --timeout 230 \
+  ctest --test-dir "$build" -L '^gpu$' --output-on-failure -j "$jobs" --timeout 230 \
   > "$out/ctest_tensor.log" 2>&1
 ctest_rc=$?
 

@@ -26,9 +26,9 @@
 /* K and V tiles in flight per head dim d and mask m. 4 stages at head dim 64 (160 KiB of
  * shared memory) ran within 1% of 3 on every suite-2 shape of an H200, 1% slower at S = 1k
  * causal (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only,
- * and for 2 beside an output tile of its own (on the persistent grid, which it takes). */
+ * and for 2 beside an output tile of its own (KILN_HOPPER_O_OWN below). */
 #ifndef KILN_HOPPER_STAGES
-#define KILN_HOPPER_STAGES(d, m) ((d) == 128 && (m) != 2 ? 2 : 3)
+#define KILN_HOPPER_STAGES(d, m) ((d) == 128 && KILN_HOPPER_O_OWN(d, m) ? 2 : 3)
 #endif
 #define KILN_HOPPER_THREADS 384 /* producer warpgroup + two consumer warpgroups */
 
@@ -44,8 +44,8 @@
  * two later runs (bench/results/hopper-ab_defer-*, hopper-ab_p128-defer_*; one with and one
  * without deferred output stores) persistent / per-tile at head dim 128 without a mask was
  * 1.03-1.06 at S = 1k, 0.98-1.01 at 4k and 0.98-1.00 at 16k, so it takes the persistent grid
- * too: S = 1k is where the tier is furthest below cuDNN. A window mask (m, KILN_MASK_*: 2) stays off it: its band arithmetic
- * makes that path spill. */
+ * too: S = 1k is where the tier is furthest below cuDNN. A window mask (m, KILN_MASK_*: 2)
+ * stays off it: its band arithmetic makes that path spill. */
 #ifndef KILN_HOPPER_PERSISTENT
 #define KILN_HOPPER_PERSISTENT(d, m) ((m) != 2)
 #endif
