@@ -7,7 +7,8 @@
 # Writes to $OUT: summary.txt (each profile's duration, tensor-pipe, XU and issue activity,
 # occupancy, registers), and ncu.tgz (every profile's details page, its warp-state section
 # with the stall reasons, and, for kiln's kernels, the SASS source page with per-instruction
-# stall samples).
+# stall samples), and in summary.txt each kernel's executed instructions by opcode
+# (bench/sass_mix.py over the SASS source page).
 #   NCU_SHAPES="64 1024 0;64 1024 1" bash bench/ncu_run.sh
 set -u
 out=${OUT:-${TMPDIR:-/tmp}/kiln-ncu-run}
@@ -52,9 +53,10 @@ for line in txt.splitlines():
     if re.search(r"Warp Cycles Per Issued Instruction|Achieved Occupancy|Theoretical Occupancy|Issued Ipc Active|Block Limit (Registers|Shared Mem)|Dynamic Shared Memory Per Block|Duration", line):
         print("   ", " ".join(line.split()))
 EOF
-  if [ "${KILN_SRC_PAGE:-1}" = 1 ] && [ "${name#kiln}" != "$name" ]; then
+  if [ "${KILN_SRC_PAGE:-1}" = 1 ]; then
     ncu --import "$logs/$name.ncu-rep" --page source --csv --print-source sass \
       > "$logs/$name.sass.csv" 2>&1
+    python3 bench/sass_mix.py "$logs/$name.sass.csv" >> "$sum" 2>&1
   fi
 }
 IFS=';' read -ra shapes <<< "${NCU_SHAPES:-64 1024 0;64 1024 1}"
