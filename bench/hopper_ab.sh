@@ -20,6 +20,9 @@
 #                 diagonal block computed and masked instead of half
 #        fresh64  head dim 64's output addresses recomputed per item as at head dim 128
 #                 (KILN_HOPPER_FRESH_OUT 1 everywhere)
+#        nosleep  KILN_HOPPER_PRODUCER_SLEEP 0: the producer polls its barriers without a
+#                 pause (default: 32 ns between polls)
+#        sleep128 128 ns between the producer's polls
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -53,6 +56,8 @@ all_opts=(
   "k176|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 0 \&\& (d) == 128 ? 176 : 128);#define KILN_HOPPER_STAGES(d, m) ((d) == 128 \&\& (m) == 0 ? 2 : 3)"
   "kc64|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 1 ? 64 : 128);#define KILN_HOPPER_STAGES(d, m) ((m) == 1 ? 4 : 3)"
   "eager|#define KILN_HOPPER_LAZY_RESCALE(d) 0"
+  "nosleep|#define KILN_HOPPER_PRODUCER_SLEEP 0"
+  "sleep128|#define KILN_HOPPER_PRODUCER_SLEEP 128"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

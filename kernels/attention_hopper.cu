@@ -203,26 +203,44 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         }
     }
     if (!whole) {
-        /* Each row's visible keys in tile coordinates: [jlo, jhi). */
-        kiln_i32 jlo[2], jhi[2];
+        /* Each row's visible keys in tile coordinates, [jlo, jhi). Accumulator x holds key
+         * jc + 2 tq4 of the tile, jc = (x >> 2) * 8 + (x & 1) a constant, so each bound is
+         * one compare of jc with the row's bound less 2 tq4; the lower one only where a
+         * left window can raise it above 0. */
+        kiln_i32 thi[2];
+#if KILN_MASK != KILN_MASK_FULL
+        kiln_i32 tlo[2];
+#endif
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
-            jlo[r] = 0;
-            jhi[r] = lim;
+            kiln_i32 jhi = lim;
 #if KILN_MASK != KILN_MASK_FULL
-            if (wl >= 0 && dr[r] - wl > jlo[r]) jlo[r] = dr[r] - wl;
+            kiln_i32 jlo = 0;
+            if (wl >= 0 && dr[r] - wl > jlo) jlo = dr[r] - wl;
+            tlo[r] = jlo - 2 * tq4;
 #if KILN_MASK == KILN_MASK_CAUSAL
-            if (dr[r] + 1 < jhi[r]) jhi[r] = dr[r] + 1;
+            if (dr[r] + 1 < jhi) jhi = dr[r] + 1;
 #else
-            if (wr >= 0 && dr[r] + wr + 1 < jhi[r]) jhi[r] = dr[r] + wr + 1;
+            if (wr >= 0 && dr[r] + wr + 1 < jhi) jhi = dr[r] + wr + 1;
 #endif
 #endif
+            thi[r] = jhi - 2 * tq4;
         }
-        #pragma unroll
-        for (kiln_i32 x = 0; x < NACC_S; ++x) {
-            const kiln_i32 r = (x >> 1) & 1;
-            const kiln_i32 jj = (x >> 2) * 8 + 2 * tq4 + (x & 1);
-            if (jj < jlo[r] || jj >= jhi[r]) sc[x] = kiln_neg_inf();
+#if KILN_MASK != KILN_MASK_FULL
+        if (wl >= 0) {
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_S; ++x) {
+                const kiln_i32 r = (x >> 1) & 1, jc = (x >> 2) * 8 + (x & 1);
+                if (jc < tlo[r] || jc >= thi[r]) sc[x] = kiln_neg_inf();
+            }
+        } else
+#endif
+        {
+            #pragma unroll
+            for (kiln_i32 x = 0; x < NACC_S; ++x) {
+                const kiln_i32 r = (x >> 1) & 1, jc = (x >> 2) * 8 + (x & 1);
+                if (jc >= thi[r]) sc[x] = kiln_neg_inf();
+            }
         }
     }
     float mx[2];
@@ -274,13 +292,53 @@ typedef struct hp_item {
     kiln_i32 ntiles;
 } hp_item;
 
-KILN_DEV void hp_item_at(const kiln_attn_args *a, kiln_u32 x, kiln_u32 grp, hp_item *it)
+/* Division by a divisor d >= 1 fixed for the kernel, of dividends below 2^31, as a multiply
+ * and a shift: with l = ceil(log2 d) and m = ceil(2^(31 + l) / d) (below 2^32), m d exceeds
+ * 2^(31 + l) by less than 2^l, so n m / 2^(31 + l) is n / d plus less than 1 / d and its
+ * integer part is n / d's. Each block works the three divisors out once. */
+typedef struct hp_div {
+    kiln_u32 m, sh;
+} hp_div;
+
+KILN_DEV hp_div hp_div_of(kiln_u32 d)
 {
-    const kiln_u32 hq = (kiln_u32)a->heads_q, ns = (kiln_u32)a->num_splits;
-    const kiln_u32 z = grp / hq;
-    it->h = grp % hq;
-    it->b = z / ns;
-    it->split = z % ns;
+    hp_div v;
+    if (d == 0) d = 1; /* an empty grid never steps */
+    v.sh = 31u + (d > 1u ? 32u - (kiln_u32)__clz(d - 1u) : 0u);
+    v.m = (kiln_u32)((((kiln_u64)1 << v.sh) + d - 1u) / d);
+    return v;
+}
+
+KILN_DEV kiln_u32 hp_quot(kiln_u32 n, hp_div v)
+{
+    return (kiln_u32)(((kiln_u64)n * v.m) >> v.sh);
+}
+
+/* The divisors of a block's walk over the work items: units per group (query tiles, or
+ * pairs of them under a mask on the persistent grid), heads, splits. */
+typedef struct hp_walk {
+    hp_div units, heads, splits;
+} hp_walk;
+
+KILN_DEV hp_walk hp_walk_of(const kiln_attn_args *a)
+{
+    const kiln_u32 nq = (kiln_u32)((a->seqlen_q + BM - 1) / BM);
+    hp_walk wk;
+    wk.units = hp_div_of(KILN_HOPPER_PERSISTENT(D, KILN_MASK) && KILN_MASK != KILN_MASK_FULL
+                             ? (nq + 1) / 2 : nq);
+    wk.heads = hp_div_of((kiln_u32)a->heads_q);
+    wk.splits = hp_div_of((kiln_u32)a->num_splits);
+    return wk;
+}
+
+/* Query tile x of head h, z = batch entry x splits + split. */
+KILN_DEV void hp_item_at(const kiln_attn_args *a, const hp_walk *wk, kiln_u32 x, kiln_u32 h,
+                         kiln_u32 z, hp_item *it)
+{
+    const kiln_u32 b = hp_quot(z, wk->splits);
+    it->h = h;
+    it->b = b;
+    it->split = z - b * (kiln_u32)a->num_splits;
     it->s = kiln_seq_of(a, it->b);
     it->q0 = (kiln_i64)x * BM;
     kiln_key_range(a, &it->s, it->q0, BM, it->s.sq, 1, it->split, &it->lo, &it->hi);
@@ -296,7 +354,7 @@ KILN_DEV void hp_item_at(const kiln_attn_args *a, kiln_u32 x, kiln_u32 grp, hp_i
  * p and nq - 1 - p in heaviest-first order (both steps of a unit), so every unit weighs
  * about the same and the static order stays balanced. Indices are 32-bit (the host keeps
  * the unit count below 2^31), which keeps the producer's 24 registers enough. */
-KILN_DEV int hp_step(const kiln_attn_args *a, kiln_i32 j, hp_item *it)
+KILN_DEV int hp_step(const kiln_attn_args *a, const hp_walk *wk, kiln_i32 j, hp_item *it)
 {
     const kiln_u32 nq = (kiln_u32)((a->seqlen_q + BM - 1) / BM);
 #if KILN_HOPPER_PERSISTENT(D, KILN_MASK)
@@ -304,27 +362,28 @@ KILN_DEV int hp_step(const kiln_attn_args *a, kiln_i32 j, hp_item *it)
 #if KILN_MASK == KILN_MASK_FULL
     const kiln_u32 u = blockIdx.x + (kiln_u32)j * gridDim.x;
     if (u >= nq * groups) return 0;
-    hp_item_at(a, u % nq, u / nq, it);
+    const kiln_u32 grp = hp_quot(u, wk->units), z = hp_quot(grp, wk->heads);
+    hp_item_at(a, wk, u - grp * nq, grp - z * (kiln_u32)a->heads_q, z, it);
 #else
     const kiln_u32 np = (nq + 1) / 2;
     const kiln_u32 u = blockIdx.x + (kiln_u32)(j >> 1) * gridDim.x;
     if (u >= np * groups) return 0;
-    const kiln_u32 p = u % np;
+    const kiln_u32 grp = hp_quot(u, wk->units), z = hp_quot(grp, wk->heads);
+    const kiln_u32 p = u - grp * np;
     const kiln_u32 rank = (j & 1) ? nq - 1 - p : p;
     if ((j & 1) && rank == p) {
         it->q0 = -1; /* the middle tile of an odd count has no partner */
         return 1;
     }
-    hp_item_at(a, nq - 1 - rank, u / np, it);
+    hp_item_at(a, wk, nq - 1 - rank, grp - z * (kiln_u32)a->heads_q, z, it);
 #endif
 #else
     if (j > 0) return 0;
-    const kiln_u32 x = blockIdx.x, grp = blockIdx.z * (kiln_u32)a->heads_q + blockIdx.y;
 #if KILN_MASK == KILN_MASK_FULL
     (void)nq;
-    hp_item_at(a, x, grp, it);
+    hp_item_at(a, wk, blockIdx.x, blockIdx.y, blockIdx.z, it);
 #else
-    hp_item_at(a, nq - 1 - x, grp, it);
+    hp_item_at(a, wk, nq - 1 - blockIdx.x, blockIdx.y, blockIdx.z, it);
 #endif
 #endif
     if (it->q0 >= it->s.sq) it->q0 = -1;
@@ -359,6 +418,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 wg = tid / 128;
     const kiln_i64 group = a.heads_q / a.heads_kv;
+    const hp_walk wk = hp_walk_of(&a);
 
     if (tid == 0) {
         for (kiln_i32 i = 0; i < NBARS; ++i)
@@ -373,7 +433,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         if (tid != 0) return;
         kiln_i32 ring = 0, qn = 0; /* K / V tiles and Q tiles loaded so far */
         hp_item it;
-        for (kiln_i32 j = 0; hp_step(&a, j, &it); ++j) {
+        for (kiln_i32 j = 0; hp_step(&a, &wk, j, &it); ++j) {
             if (it.q0 < 0 || it.ntiles == 0) continue;
             const kiln_i32 hq = (kiln_i32)it.h, hkv = (kiln_i32)(it.h / group);
             const kiln_i32 bb = (kiln_i32)it.b;
@@ -381,7 +441,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 const kiln_i32 st = ring % NS;
                 const kiln_u32 ph = (kiln_u32)(ring / NS) & 1u;
                 const kiln_i32 kt = (kiln_i32)(it.lo + (kiln_i64)t * BN);
-                kiln_mbar_wait(&bars[BAR_KEMPTY(st)], ph ^ 1u);
+                kiln_mbar_wait_idle(&bars[BAR_KEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
                 kiln_mbar_expect_tx(&bars[BAR_KFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(ks + st * TILE_K + c * (BN * 128), &tk,
@@ -389,14 +449,15 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 if (t == 0) {
                     /* The consumers are done with the previous item's Q (and, when they
                      * stage their output there, with that too). */
-                    kiln_mbar_wait(&bars[BAR_QEMPTY], ((kiln_u32)qn & 1u) ^ 1u);
+                    kiln_mbar_wait_idle(&bars[BAR_QEMPTY], ((kiln_u32)qn & 1u) ^ 1u,
+                                        KILN_HOPPER_PRODUCER_SLEEP);
                     kiln_mbar_expect_tx(&bars[BAR_Q], TILE_Q);
                     for (kiln_i32 c = 0; c < DB; ++c)
                         kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64,
                                          (kiln_i32)it.q0, hq, bb);
                     ++qn;
                 }
-                kiln_mbar_wait(&bars[BAR_VEMPTY(st)], ph ^ 1u);
+                kiln_mbar_wait_idle(&bars[BAR_VEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
                 kiln_mbar_expect_tx(&bars[BAR_VFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(vs + st * TILE_K + c * (BN * 128), &tv,
@@ -424,7 +485,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #endif
 
     hp_item it;
-    for (kiln_i32 j = 0; hp_step(&a, j, &it); ++j) {
+    for (kiln_i32 j = 0; hp_step(&a, &wk, j, &it); ++j) {
         if (it.q0 < 0) continue;
         /* 32-bit inside the tile loop (the host keeps sequences below 2^29): registers. */
         const kiln_i32 q0i = (kiln_i32)it.q0, lo = (kiln_i32)it.lo, hi = (kiln_i32)it.hi;
@@ -552,7 +613,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
              * the first one). */
             kiln_i32 jr = j;
             asm volatile("" : "+r"(jr));
-            hp_step(&a, jr, &it);
+            hp_step(&a, &wk, jr, &it);
         }
         const kiln_seq s = it.s;
         const kiln_i64 h = it.h, split = it.split, q0 = it.q0;
@@ -573,10 +634,12 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
             const int seen = w.first[r] < hi; /* every tile has been through */
-            inv[r] = seen ? 1.0f / w.l[r] : 0.0f;
+            inv[r] = seen ? kiln_hp_rcp(w.l[r]) : 0.0f;
             if (!live[r]) continue;
             const kiln_i64 i = w.ri[r];
-            const float lse = seen ? w.m[r] * KILN_LN2 + kiln_logf(w.l[r]) : kiln_neg_inf();
+            /* m is in base-2 units: ln l + m ln 2 = (log2 l + m) ln 2. */
+            const float lse =
+                seen ? (w.m[r] + kiln_hp_log2(w.l[r])) * KILN_LN2 : kiln_neg_inf();
             if (a.num_splits > 1) {
                 /* fp32 partials: a quad's four float2 fill a 32-byte sector. */
                 const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;

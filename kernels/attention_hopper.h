@@ -77,6 +77,14 @@
 #define KILN_HOPPER_FRESH_OUT(d) ((d) == 128 || KILN_HOPPER_WIDE)
 #endif
 
+/* Nanoseconds the producer sleeps between polls of a barrier it waits on (0: it polls
+ * without a pause). Polling without one, its retries were about 9% of the instructions a
+ * head-dim-64 causal block issued at S = 1k, all on the scheduler it shares with two
+ * consumer warps (Nsight Compute, bench/ncu_run.sh). */
+#ifndef KILN_HOPPER_PRODUCER_SLEEP
+#define KILN_HOPPER_PRODUCER_SLEEP 32
+#endif
+
 /* Registers per thread of the producer warpgroup and of each consumer warpgroup after
  * setmaxnreg (multiples of 8; 128 x producer + 256 x consumer at most 65536). */
 #ifndef KILN_HOPPER_REGS_LOAD

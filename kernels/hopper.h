@@ -171,6 +171,22 @@ KILN_DEV float kiln_hp_exp2(float x)
     return y;
 }
 
+/* 1 / x and log2 x in one MUFU op each (PTX ISA "rcp" (9.7.3.15) and "lg2" (9.7.3.20),
+ * .approx.ftz: 1 and 2^-22 relative error, subnormal inputs flushed to 0; 0, inf and NaN
+ * behave as in the exact functions). */
+KILN_DEV float kiln_hp_rcp(float x)
+{
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+KILN_DEV float kiln_hp_log2(float x)
+{
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 /* ---- mbarrier: PTX ISA "mbarrier" (9.7.13.15): init, arrive, expect_tx, try_wait.parity. */
 KILN_DEV void kiln_mbar_init(kiln_u64 *bar, kiln_u32 count)
 {
@@ -203,6 +219,26 @@ KILN_DEV void kiln_mbar_wait(kiln_u64 *bar, kiln_u32 parity)
                  "kiln_wait_%=:\n"
                  "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                  "@!done bra kiln_wait_%=;\n}\n" ::"r"(kiln_smem_addr(bar)), "r"(parity)
+                 : "memory");
+}
+
+/* The same wait for a thread that has nothing else to issue (the producer): between polls
+ * it sleeps about ns nanoseconds (PTX ISA "nanosleep" (9.7.13.9)), so its retries do not
+ * take issue slots from the warps on its scheduler that compute. ns = 0: kiln_mbar_wait. */
+KILN_DEV void kiln_mbar_wait_idle(kiln_u64 *bar, kiln_u32 parity, kiln_u32 ns)
+{
+    if (ns == 0) {
+        kiln_mbar_wait(bar, parity);
+        return;
+    }
+    asm volatile("{\n.reg .pred done;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@done bra kiln_idle_ok_%=;\n"
+                 "kiln_idle_%=:\n"
+                 "nanosleep.u32 %2;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra kiln_idle_%=;\n"
+                 "kiln_idle_ok_%=:\n}\n" ::"r"(kiln_smem_addr(bar)), "r"(parity), "r"(ns)
                  : "memory");
 }
 
