@@ -20,8 +20,8 @@
 #                 diagonal block computed and masked instead of half
 #        fresh64  head dim 64's output addresses recomputed per item as at head dim 128
 #                 (KILN_HOPPER_FRESH_OUT 1 everywhere)
-#        nosleep  KILN_HOPPER_PRODUCER_SLEEP 0: the producer polls its barriers without a
-#                 pause (default: 32 ns between polls)
+#        sleep32  KILN_HOPPER_PRODUCER_SLEEP 32: the producer sleeps 32 ns between polls
+#                 of its barriers (default: it polls without a pause)
 #        sleep128 128 ns between the producer's polls
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
@@ -56,7 +56,7 @@ all_opts=(
   "k176|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 0 \&\& (d) == 128 ? 176 : 128);#define KILN_HOPPER_STAGES(d, m) ((d) == 128 \&\& (m) == 0 ? 2 : 3)"
   "kc64|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 1 ? 64 : 128);#define KILN_HOPPER_STAGES(d, m) ((m) == 1 ? 4 : 3)"
   "eager|#define KILN_HOPPER_LAZY_RESCALE(d) 0"
-  "nosleep|#define KILN_HOPPER_PRODUCER_SLEEP 0"
+  "sleep32|#define KILN_HOPPER_PRODUCER_SLEEP 32"
   "sleep128|#define KILN_HOPPER_PRODUCER_SLEEP 128"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"

@@ -80,9 +80,11 @@
 /* Nanoseconds the producer sleeps between polls of a barrier it waits on (0: it polls
  * without a pause). Polling without one, its retries were about 9% of the instructions a
  * head-dim-64 causal block issued at S = 1k, all on the scheduler it shares with two
- * consumer warps (Nsight Compute, bench/ncu_run.sh). */
+ * consumer warps (Nsight Compute, bench/ncu_run.sh); yet 32 ns between polls measured no
+ * faster on an H200 (bench/hopper_ab.sh, nosleep: within -2.8% .. +2.9% per suite-2 shape,
+ * 0 ahead at 9 of 12; bench/results/hopper-ab_item-diet_*), so the default stays 0. */
 #ifndef KILN_HOPPER_PRODUCER_SLEEP
-#define KILN_HOPPER_PRODUCER_SLEEP 32
+#define KILN_HOPPER_PRODUCER_SLEEP 0
 #endif
 
 /* Registers per thread of the producer warpgroup and of each consumer warpgroup after
