@@ -23,6 +23,7 @@
 #        sleep32  KILN_HOPPER_PRODUCER_SLEEP 32: the producer sleeps 32 ns between polls
 #                 of its barriers (default: it polls without a pause)
 #        sleep128 128 ns between the producer's polls
+#        tree0    KILN_HOPPER_TREE 0: each row's tile max and sum in one chain
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -58,6 +59,7 @@ all_opts=(
   "eager|#define KILN_HOPPER_LAZY_RESCALE(d) 0"
   "sleep32|#define KILN_HOPPER_PRODUCER_SLEEP 32"
   "sleep128|#define KILN_HOPPER_PRODUCER_SLEEP 128"
+  "tree0|#define KILN_HOPPER_TREE 0"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

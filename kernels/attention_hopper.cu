@@ -244,10 +244,25 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         }
     }
     float mx[2];
+#if KILN_HOPPER_TREE
+    /* Four partial maxima per row (accumulator x feeds partial (x & 1) + 2 ((x >> 2) & 1)),
+     * so the chains are NACC_S / 8 long instead of NACC_S / 2; each starts at its first
+     * score (fmax drops a NaN as the -inf start would: the same result once w->m joins). */
+    float mp[2][4];
+    #pragma unroll
+    for (kiln_i32 x = 0; x < NACC_S; ++x) {
+        const kiln_i32 r = (x >> 1) & 1, p = (x & 1) + 2 * ((x >> 2) & 1);
+        mp[r][p] = x < 8 ? sc[x] : kiln_fmaxf(mp[r][p], sc[x]);
+    }
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r)
+        mx[r] = kiln_fmaxf(kiln_fmaxf(mp[r][0], mp[r][1]), kiln_fmaxf(mp[r][2], mp[r][3]));
+#else
     mx[0] = mx[1] = kiln_neg_inf();
     #pragma unroll
     for (kiln_i32 x = 0; x < NACC_S; ++x)
         mx[(x >> 1) & 1] = kiln_fmaxf(mx[(x >> 1) & 1], sc[x]);
+#endif
     /* Whether a row has seen a visible key comes from its key range, never from the running
      * max (a visible score may be -inf or NaN and must reach the output). Until it has, the
      * row's reference is 0, so exp() of masked scores gives 0. */
@@ -263,12 +278,25 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         w->m[r] = seen ? mx[r] : w->m[r];
         w->l[r] *= alpha[r];
     }
+#if KILN_HOPPER_TREE
+    /* The tile's row sums in four partials each, as the maxima above. */
+    float lp[2][4];
+    #pragma unroll
+    for (kiln_i32 x = 0; x < NACC_S; ++x) {
+        const kiln_i32 r = (x >> 1) & 1, p = (x & 1) + 2 * ((x >> 2) & 1);
+        sc[x] = kiln_hp_exp2(sc[x] * kexp - use[r]);
+        lp[r][p] = x < 8 ? sc[x] : lp[r][p] + sc[x];
+    }
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) w->l[r] += (lp[r][0] + lp[r][1]) + (lp[r][2] + lp[r][3]);
+#else
     #pragma unroll
     for (kiln_i32 x = 0; x < NACC_S; ++x) {
         const kiln_i32 r = (x >> 1) & 1;
         sc[x] = kiln_hp_exp2(sc[x] * kexp - use[r]);
         w->l[r] += sc[x];
     }
+#endif
 }
 
 /* The weights in the A-fragment layout: keys 16 kc .. 16 kc + 15 are accumulator tiles

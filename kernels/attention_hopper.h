@@ -77,6 +77,21 @@
 #define KILN_HOPPER_FRESH_OUT(d) ((d) == 128 || KILN_HOPPER_WIDE)
 #endif
 
+/* 1: each row's max and sum over a tile in four partial chains (kernels/attention_hopper.cu,
+ * hp_softmax) rather than one. Nsight Compute (bench/ncu_run.sh, head dim 64, S = 1k) put a
+ * third of the key loop's stall samples on fixed-latency dependencies, the row max a chain
+ * of 32 dependent FMNMX per row among them. Measured on an H200 (bench/hopper_ab.sh, tree0
+ * and pre against the defaults, bench/results/hopper-ab_tree-p2_*): head dim 64 +1.4 to
+ * +3.8% without a mask, -0 to +1.5% causal; head dim 128 +1.5 to +2.5% but at S = 1k causal
+ * (within the run's noise of about 1.5%). Tried and dropped in the same run: P in two
+ * register sets per key-tile parity at head dim 64, so the next P's conversion would not
+ * write registers the P V product in flight reads; ptxas still placed that product's wait
+ * ahead of the softmax (bench/hopper_sass.sh), the variant spilled 12 - 20 bytes and ran
+ * 1-5% slower. */
+#ifndef KILN_HOPPER_TREE
+#define KILN_HOPPER_TREE 1
+#endif
+
 /* Nanoseconds the producer sleeps between polls of a barrier it waits on (0: it polls
  * without a pause). Polling without one, its retries were about 9% of the instructions a
  * head-dim-64 causal block issued at S = 1k, all on the scheduler it shares with two
