@@ -24,6 +24,11 @@
 #                 of its barriers (default: it polls without a pause)
 #        sleep128 128 ns between the producer's polls
 #        tree0    KILN_HOPPER_TREE 0: each row's tile max and sum in one chain
+#        texp     KILN_HOPPER_TURN_EXP 1: the consumers take turns at their exponentials,
+#                 not at issuing their matrix products, in every variant (default: head
+#                 dim 128 and the wide head-dim-64 one)
+#        tmma     KILN_HOPPER_TURN_EXP 0: turns at issuing the products everywhere (the
+#                 defaults before; the results' staged column of hopper-ab_texp_*)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -60,6 +65,8 @@ all_opts=(
   "sleep32|#define KILN_HOPPER_PRODUCER_SLEEP 32"
   "sleep128|#define KILN_HOPPER_PRODUCER_SLEEP 128"
   "tree0|#define KILN_HOPPER_TREE 0"
+  "texp|#define KILN_HOPPER_TURN_EXP(d, w) 1"
+  "tmma|#define KILN_HOPPER_TURN_EXP(d, w) 0"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

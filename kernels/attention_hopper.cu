@@ -90,8 +90,11 @@
 #define kiln_wgmma_pv kiln_wgmma_rs_n64
 #endif
 
-/* Ping-pong: the two consumers take turns issuing their matrix products (named barriers 2
- * and 3, one per consumer), so that one's products run while the other does its softmax. */
+/* Ping-pong: the two consumers take turns (named barriers 2 and 3, one per consumer), either
+ * at issuing their matrix products, so that one's products run while the other does its
+ * softmax, or at the exponentials of their softmax, so that each has the MUFU units to
+ * itself while the other's products run (KILN_HOPPER_TURN_EXP, attention_hopper.h). Every
+ * phase waits for its turn and passes it on; both consumers have the same phases. */
 #ifndef KILN_HOPPER_PINGPONG
 #define KILN_HOPPER_PINGPONG 1
 #endif
@@ -101,6 +104,20 @@
 #else
 #define HP_TURN_WAIT() ((void)0)
 #define HP_TURN_PASS() ((void)0)
+#endif
+/* What a turn covers (KILN_HOPPER_TURN_EXP, attention_hopper.h): the issue of the matrix
+ * products (HP_MMA_TURN_*), or the exponentials of a tile's softmax (HP_EXP_TURN_*). */
+#define HP_TURN_EXP (KILN_HOPPER_PINGPONG && KILN_HOPPER_TURN_EXP(D, KILN_HOPPER_WIDE))
+#if HP_TURN_EXP
+#define HP_MMA_TURN_WAIT() ((void)0)
+#define HP_MMA_TURN_PASS() ((void)0)
+#define HP_EXP_TURN_WAIT() HP_TURN_WAIT()
+#define HP_EXP_TURN_PASS() HP_TURN_PASS()
+#else
+#define HP_MMA_TURN_WAIT() HP_TURN_WAIT()
+#define HP_MMA_TURN_PASS() HP_TURN_PASS()
+#define HP_EXP_TURN_WAIT() ((void)0)
+#define HP_EXP_TURN_PASS() ((void)0)
 #endif
 /* Output of a block through shared memory and 16-byte stores over whole rows (1), or
  * straight from the accumulators, 4 bytes per thread (0). */
@@ -161,8 +178,9 @@ KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u32 v_a
  * weights left in sc; alpha gets each row's rescale factor for O. */
 KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], float alpha[2],
                          kiln_i32 kt, kiln_i32 hi, kiln_i32 i0, kiln_i32 i_last,
-                         kiln_i32 diag, kiln_i32 tq4, int plain, float slope)
+                         kiln_i32 diag, kiln_i32 tq4, int plain, float slope, kiln_i32 cw)
 {
+    (void)cw;
     const float scale2 = a->scale * KILN_LOG2E, softcap2 = a->softcap * KILN_LOG2E;
     const float kexp = plain ? scale2 : 1.0f;
     /* Block-uniform: no key of this tile is masked for any row of the block. */
@@ -278,6 +296,7 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         w->m[r] = seen ? mx[r] : w->m[r];
         w->l[r] *= alpha[r];
     }
+    HP_EXP_TURN_WAIT();
 #if KILN_HOPPER_TREE
     /* The tile's row sums in four partials each, as the maxima above. */
     float lp[2][4];
@@ -297,6 +316,7 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         w->l[r] += sc[x];
     }
 #endif
+    HP_EXP_TURN_PASS();
 }
 
 /* The weights in the A-fragment layout: keys 16 kc .. 16 kc + 15 are accumulator tiles
@@ -571,10 +591,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #endif
             kiln_mbar_wait(&bars[BAR_Q], (kiln_u32)qn & 1u);
             kiln_mbar_wait(&bars[BAR_KFULL(r0 % NS)], (kiln_u32)(r0 / NS) & 1u);
-            HP_TURN_WAIT();
+            HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
             hp_issue_s(sc, q_addr, k_addr + (r0 % NS) * TILE_K);
-            HP_TURN_PASS();
+            HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
@@ -582,7 +602,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 kiln_mbar_arrive(&bars[BAR_KEMPTY(r0 % NS)]);
                 if (HP_O_OWN && ntiles == 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
             }
-            hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain, slope);
+            hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain, slope, cw);
             hp_pack_p(pf, sc);
 
             for (kiln_i32 t = 1; t < ntiles; ++t) {
@@ -594,11 +614,11 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
                 #pragma unroll
                 for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-                HP_TURN_WAIT();
+                HP_MMA_TURN_WAIT();
                 kiln_wgmma_fence();
                 hp_issue_s(sc, q_addr, k_addr + st * TILE_K);
                 hp_issue_pv(o, pf, v_addr + pst * TILE_K);
-                HP_TURN_PASS();
+                HP_MMA_TURN_PASS();
                 kiln_wgmma_wait(1);
                 #pragma unroll
                 for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
@@ -606,7 +626,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                     kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
                     if (HP_O_OWN && t == ntiles - 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
                 }
-                hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain, slope);
+                hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain, slope, cw);
                 kiln_wgmma_wait(0);
                 #pragma unroll
                 for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
@@ -624,10 +644,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             kiln_mbar_wait(&bars[BAR_VFULL(pst)], (kiln_u32)(nl / NS) & 1u);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-            HP_TURN_WAIT();
+            HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
             hp_issue_pv(o, pf, v_addr + pst * TILE_K);
-            HP_TURN_PASS();
+            HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);

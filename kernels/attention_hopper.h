@@ -92,6 +92,19 @@
 #define KILN_HOPPER_TREE 1
 #endif
 
+/* Per head dim d and wide flag w, what the two consumers take turns at
+ * (kernels/attention_hopper.cu, KILN_HOPPER_PINGPONG): 0, issuing their matrix products; 1,
+ * the exponentials of a tile's softmax, which the two consumer warps of each scheduler
+ * otherwise compete for on its one MUFU unit (at head dim 64, 66 exponentials a warp and tile
+ * keep it busy about as long as the tile's tensor work). Measured on an H200
+ * (bench/hopper_ab.sh, texp and texp64 against the defaults before, same run,
+ * bench/results/hopper-ab_texp_*): head dim 128 +2.6 to +3.3% at S = 4k and 16k (causal and
+ * not), within noise at 1k; the wide head-dim-64 variant (no mask, S >= 4k) +1.6 to +2.6%;
+ * head dim 64 in 128-key tiles 15% slower without a mask at 1k and 17-19% slower causal. */
+#ifndef KILN_HOPPER_TURN_EXP
+#define KILN_HOPPER_TURN_EXP(d, w) ((d) == 128 || (w))
+#endif
+
 /* Nanoseconds the producer sleeps between polls of a barrier it waits on (0: it polls
  * without a pause). Polling without one, its retries were about 9% of the instructions a
  * head-dim-64 causal block issued at S = 1k, all on the scheduler it shares with two
