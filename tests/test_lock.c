@@ -65,8 +65,15 @@ static kiln_child *run_holder(const char *a1, const char *a2, const char *a3, co
 {
     const char *argv[] = {holder, a1, a2, a3, a4, NULL};
     char err[1024] = "";
-    kiln_child *c = kiln_process_spawn(argv, err, sizeof err);
-    if (!c) fprintf(stderr, "  spawn %s: %s\n", holder, err);
+    /* Three tries: Wine's process creation has failed now and then (error 1359) when
+     * several children start at once; what the cases test is the lock, not the spawn, and
+     * a spawn that keeps failing still fails them. */
+    kiln_child *c = NULL;
+    for (int attempt = 0; attempt < 3 && !c; attempt++) {
+        if (attempt) kiln_sleep_ms(200);
+        c = kiln_process_spawn(argv, err, sizeof err);
+        if (!c) fprintf(stderr, "  spawn %s (try %d of 3): %s\n", holder, attempt + 1, err);
+    }
     return c;
 }
 
