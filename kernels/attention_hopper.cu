@@ -124,6 +124,8 @@
 #ifndef KILN_HOPPER_STAGE_O
 #define KILN_HOPPER_STAGE_O 1
 #endif
+/* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
+#define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE)
 /* Named barriers 4 and 5: the 128 threads of consumer 0 / 1 (output staging). */
 
 /* Whether the output is staged in its own shared-memory tile (so Q can be reloaded as soon
@@ -151,27 +153,37 @@ typedef struct hp_rows {
     float m[2], l[2];        /* running max (base-2 units) and sum */
 } hp_rows;
 
-/* Issues S = Q K^T for one tile (64 rows of this consumer x BN keys) and commits it. */
-KILN_DEV void hp_issue_s(float sc[NACC_S], kiln_u32 q_addr, kiln_u32 k_addr)
+/* Issues S = Q K^T for one tile (64 rows of this consumer x BN keys) and commits it; qd and
+ * kd describe the consumer's Q rows and the K slot, each k-step's operands lie a constant
+ * offset past them. */
+KILN_DEV void hp_issue_s(float sc[NACC_S], kiln_u64 qd, kiln_u64 kd)
 {
     #pragma unroll
     for (kiln_i32 kk = 0; kk < D / 16; ++kk) {
         const kiln_u32 off = (kiln_u32)(kk / 4) * (BM * 128) + (kiln_u32)(kk % 4) * 32;
         const kiln_u32 offk = (kiln_u32)(kk / 4) * (BN * 128) + (kiln_u32)(kk % 4) * 32;
-        kiln_wgmma_s(sc, kiln_wg_desc(q_addr + off, 16, 1024),
-                           kiln_wg_desc(k_addr + offk, 16, 1024), kk > 0);
+        kiln_wgmma_s(sc, kiln_wg_desc_add(qd, off), kiln_wg_desc_add(kd, offk), kk > 0);
     }
     kiln_wgmma_commit();
 }
 
-/* Issues O += P V for one tile (P in registers, V transposed from shared memory) and
- * commits it. */
-KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u32 v_addr)
+/* Issues O += P V for one tile (P in registers, V transposed from shared memory, vd its
+ * slot's descriptor) and commits it. */
+KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd)
 {
     #pragma unroll
     for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
-        kiln_wgmma_pv(o, pf[kc], kiln_wg_desc(v_addr + kc * 16 * 128, BN * 128, 1024), 1);
+        kiln_wgmma_pv(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1);
     kiln_wgmma_commit();
+}
+
+/* The slot and phase of the ring tile after (*st, *ph). */
+KILN_DEV void hp_ring_next(kiln_i32 *st, kiln_u32 *ph)
+{
+    if (++*st == NS) {
+        *st = 0;
+        *ph ^= 1u;
+    }
 }
 
 /* Softmax of one tile of scores (keys kt ..): masks, the online max and sum, and the
@@ -447,7 +459,8 @@ KILN_DEV kiln_u32 hp_tile_off(kiln_i32 r, kiln_i32 c)
 
 extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS, 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
-              const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv)
+              const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv,
+              const __grid_constant__ kiln_tmap to)
 {
     extern __shared__ unsigned char kiln_smem_raw[];
     /* 128-byte swizzling repeats every 1024 bytes: tiles start on such a boundary. */
@@ -479,15 +492,15 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         /* ---- producer: one thread issues every copy ---- */
         kiln_setmaxnreg_dec(KILN_HOPPER_REGS_LOAD(D, KILN_MASK));
         if (tid != 0) return;
-        kiln_i32 ring = 0, qn = 0; /* K / V tiles and Q tiles loaded so far */
+        kiln_i32 qn = 0; /* Q tiles loaded so far */
+        kiln_i32 st = 0;  /* the ring's next slot, and its phase */
+        kiln_u32 ph = 0;
         hp_item it;
         for (kiln_i32 j = 0; hp_step(&a, &wk, j, &it); ++j) {
             if (it.q0 < 0 || it.ntiles == 0) continue;
             const kiln_i32 hq = (kiln_i32)it.h, hkv = (kiln_i32)(it.h / group);
             const kiln_i32 bb = (kiln_i32)it.b;
-            for (kiln_i32 t = 0; t < it.ntiles; ++t, ++ring) {
-                const kiln_i32 st = ring % NS;
-                const kiln_u32 ph = (kiln_u32)(ring / NS) & 1u;
+            for (kiln_i32 t = 0; t < it.ntiles; ++t, hp_ring_next(&st, &ph)) {
                 const kiln_i32 kt = (kiln_i32)(it.lo + (kiln_i64)t * BN);
                 kiln_mbar_wait_idle(&bars[BAR_KEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
                 kiln_mbar_expect_tx(&bars[BAR_KFULL(st)], TILE_K);
@@ -524,10 +537,12 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     /* Scores are kept raw when nothing but the scale acts on them (scale > 0 keeps the max
      * where it is), so scale and max fold into one multiply-add before each exp. */
     const int plain = a.softcap == 0.0f && !a.alibi && a.scale > 0.0f;
-    const kiln_u32 q_addr = kiln_smem_addr(qs) + cw * 64 * 128;
-    const kiln_u32 k_addr = kiln_smem_addr(ks);
-    const kiln_u32 v_addr = kiln_smem_addr(vs);
-    kiln_i32 ring = 0, qn = 0;
+    const kiln_u64 qd = kiln_wg_desc(kiln_smem_addr(qs) + cw * 64 * 128, 16, 1024);
+    const kiln_u64 kd = kiln_wg_desc(kiln_smem_addr(ks), 16, 1024);
+    const kiln_u64 vd = kiln_wg_desc(kiln_smem_addr(vs), BN * 128, 1024);
+    kiln_i32 qn = 0;
+    kiln_i32 rs = 0; /* the ring's next slot, and its phase */
+    kiln_u32 rph = 0;
 #if KILN_HOPPER_PINGPONG
     int turns = 0; /* consumer 1 has passed the first turn */
 #endif
@@ -584,31 +599,32 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
          * takes the turn consumer 1 passes after its last phase before it leaves, so every
          * arrival is consumed. */
         if (ntiles > 0) {
-            const kiln_i32 r0 = ring;
+            kiln_i32 st = rs; /* the slot of the tile being worked on, and its phase */
+            kiln_u32 ph = rph;
 #if KILN_HOPPER_PINGPONG
             if (cw == 1 && !turns) kiln_bar_arrive(2, 256);
             turns = 1;
 #endif
             kiln_mbar_wait(&bars[BAR_Q], (kiln_u32)qn & 1u);
-            kiln_mbar_wait(&bars[BAR_KFULL(r0 % NS)], (kiln_u32)(r0 / NS) & 1u);
+            kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
             HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
-            hp_issue_s(sc, q_addr, k_addr + (r0 % NS) * TILE_K);
+            hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
             HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
             if (lane == 0) {
-                kiln_mbar_arrive(&bars[BAR_KEMPTY(r0 % NS)]);
+                kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
                 if (HP_O_OWN && ntiles == 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
             }
             hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain, slope, cw);
             hp_pack_p(pf, sc);
 
             for (kiln_i32 t = 1; t < ntiles; ++t) {
-                const kiln_i32 n = r0 + t;
-                const kiln_i32 st = n % NS, pst = (n - 1) % NS;
-                const kiln_u32 ph = (kiln_u32)(n / NS) & 1u, pph = (kiln_u32)((n - 1) / NS) & 1u;
+                const kiln_i32 pst = st;
+                const kiln_u32 pph = ph;
+                hp_ring_next(&st, &ph);
                 const kiln_i32 kt = lo + t * BN;
                 kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
                 kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
@@ -616,8 +632,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
                 HP_MMA_TURN_WAIT();
                 kiln_wgmma_fence();
-                hp_issue_s(sc, q_addr, k_addr + st * TILE_K);
-                hp_issue_pv(o, pf, v_addr + pst * TILE_K);
+                hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
+                hp_issue_pv(o, pf, kiln_wg_desc_add(vd, pst * TILE_K));
                 HP_MMA_TURN_PASS();
                 kiln_wgmma_wait(1);
                 #pragma unroll
@@ -639,20 +655,20 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 hp_pack_p(pf, sc);
             }
 
-            const kiln_i32 nl = r0 + ntiles - 1;
-            const kiln_i32 pst = nl % NS;
-            kiln_mbar_wait(&bars[BAR_VFULL(pst)], (kiln_u32)(nl / NS) & 1u);
+            kiln_mbar_wait(&bars[BAR_VFULL(st)], ph);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
             HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
-            hp_issue_pv(o, pf, v_addr + pst * TILE_K);
+            hp_issue_pv(o, pf, kiln_wg_desc_add(vd, st * TILE_K));
             HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-            if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
-            ring += ntiles;
+            if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(st)]);
+            hp_ring_next(&st, &ph);
+            rs = st;
+            rph = ph;
         }
 
         {
@@ -723,7 +739,16 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                  * An own staging tile outlives Q's handshake: without the turn barriers
                  * nothing else keeps a fast thread from overwriting rows a slow one of the
                  * previous item still reads. */
+#if HP_TMA_STORE
+                /* The previous item's store has read these rows: its issuing thread waits
+                 * for that, the barrier tells the others. */
+                if (HP_O_OWN) {
+                    if (wtid == 0) kiln_bulk_wait_read(0);
+                    kiln_bar_sync(4 + cw, 128);
+                }
+#else
                 if (HP_O_OWN && !KILN_HOPPER_PINGPONG) kiln_bar_sync(4 + cw, 128);
+#endif
                 #pragma unroll
                 for (kiln_i32 r = 0; r < 2; ++r) {
                     const kiln_i32 row = cw * 64 + warp * 16 + g + 8 * r;
@@ -732,6 +757,22 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                         *(kiln_u32 *)(os + hp_tile_off(row, n) + 4 * tq4) =
                             kiln_pack2(o[4 * n + 2 * r] * inv[r], o[4 * n + 2 * r + 1] * inv[r]);
                 }
+#if HP_TMA_STORE
+                /* One thread hands the consumer's 64 rows to the copy engine, which clips
+                 * those past the sequence's end. With the output staged in Q's rows, Q's
+                 * next load waits for that thread's arrival below, after the store has
+                 * read them. */
+                kiln_fence_proxy_async();
+                kiln_bar_sync(4 + cw, 128);
+                if (wtid == 0) {
+                    #pragma unroll
+                    for (kiln_i32 c = 0; c < DB; ++c)
+                        kiln_tma_store_4d(&to, os + c * (BM * 128) + cw * 64 * 128, c * 64,
+                                          (kiln_i32)q0 + cw * 64, (kiln_i32)h, (kiln_i32)it.b);
+                    kiln_bulk_commit();
+                    if (!HP_O_OWN) kiln_bulk_wait_read(0);
+                }
+#else
                 kiln_bar_sync(4 + cw, 128);
                 kiln_elem *out = (kiln_elem *)a.out;
                 #pragma unroll
@@ -748,6 +789,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                  * there; the next item's writes come after this consumer's next turn
                  * barrier, which waits for all of its threads. */
                 kiln_fence_proxy_async();
+#endif
             }
             __syncwarp();
             if (!HP_O_OWN && lane == 0) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
@@ -756,5 +798,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     }
 #if KILN_HOPPER_PINGPONG
     if (cw == 0 && turns) HP_TURN_WAIT(); /* consumer 1's pass after its last phase */
+#endif
+#if HP_TMA_STORE
+    if (wtid == 0) kiln_bulk_wait(0); /* the staging rows stay until the last store is done */
 #endif
 }

@@ -105,6 +105,14 @@
 #define KILN_HOPPER_TURN_EXP(d, w) ((d) == 128 || (w))
 #endif
 
+/* 1: a block's staged output (unsplit calls) goes out through the tensor copy engine, one
+ * store of each consumer's 64 rows issued by one of its threads (the output's tensor map is
+ * the kernel's fourth); 0: the consumers' threads copy the staged rows to global memory in
+ * 16-byte pieces, each with its own address and bounds check. */
+#ifndef KILN_HOPPER_TMA_STORE
+#define KILN_HOPPER_TMA_STORE 1
+#endif
+
 /* Nanoseconds the producer sleeps between polls of a barrier it waits on (0: it polls
  * without a pause). Polling without one, its retries were about 9% of the instructions a
  * head-dim-64 causal block issued at S = 1k, all on the scheduler it shares with two

@@ -47,6 +47,18 @@ KILN_DEV kiln_u64 kiln_wg_desc(kiln_u32 smem_addr, kiln_u32 lbo, kiln_u32 sbo)
     return d;
 }
 
+/* The descriptor of the operand byte_off bytes past d's (byte_off a multiple of 16). The
+ * start-address field is the low 14 bits and every shared-memory address is below 2^18, so
+ * the sum never carries out of it: one 32-bit add, where building each descriptor anew
+ * costs a mask, a shift and the merges. */
+KILN_DEV kiln_u64 kiln_wg_desc_add(kiln_u64 d, kiln_u32 byte_off)
+{
+    kiln_u64 r;
+    asm("mov.b64 %0, {%1, %2};" : "=l"(r)
+        : "r"((kiln_u32)d + (byte_off >> 4)), "r"((kiln_u32)(d >> 32)));
+    return r;
+}
+
 /* ---- wgmma ordering: PTX ISA "wgmma.fence" (9.7.15.7.1), "wgmma.commit_group"
  * (9.7.15.7.2), "wgmma.wait_group" (9.7.15.7.3). A fence comes before the first wgmma that
  * touches accumulator or A registers written by other instructions. */
@@ -253,6 +265,28 @@ KILN_DEV void kiln_tma_load_4d(void *dst, const kiln_tmap *map, kiln_u64 *bar, k
                  ::"r"(kiln_smem_addr(dst)), "l"((kiln_u64)map), "r"(kiln_smem_addr(bar)),
                  "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
 }
+
+/* The other way (PTX ISA "cp.async.bulk.tensor" (9.7.9.25.5.1), .global.shared::cta,
+ * bulk_group completion): one box of shared memory, laid out as the load writes it, into a
+ * 4-d tensor map; elements outside the map's extents are not written. Its completion is
+ * tracked per thread in bulk groups: kiln_bulk_commit closes one, kiln_bulk_wait_read(0)
+ * waits until every committed group has read its shared memory (which may then be
+ * written again), kiln_bulk_wait(0) until their writes are done (PTX ISA
+ * "cp.async.bulk.commit_group", "cp.async.bulk.wait_group"). The shared-memory writes a
+ * store reads must be ordered before it with kiln_fence_proxy_async by the threads that
+ * made them. */
+KILN_DEV void kiln_tma_store_4d(const kiln_tmap *map, const void *src, kiln_i32 c0,
+                                kiln_i32 c1, kiln_i32 c2, kiln_i32 c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group"
+                 " [%0, {%2, %3, %4, %5}], [%1];"
+                 ::"l"((kiln_u64)map), "r"(kiln_smem_addr(src)), "r"(c0), "r"(c1), "r"(c2),
+                 "r"(c3) : "memory");
+}
+KILN_DEV void kiln_bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+#define kiln_bulk_wait_read(n) \
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(n) : "memory")
+#define kiln_bulk_wait(n) asm volatile("cp.async.bulk.wait_group %0;" ::"n"(n) : "memory")
 
 /* ---- proxy fence: PTX ISA "membar / fence" (9.7.13.4), fence.proxy.async: orders this
  * thread's ordinary shared-memory accesses before later accesses of the async proxy (TMA,

@@ -37,7 +37,7 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
 {
     unsigned g[3] = {grid[0], grid[1], grid[2]};
     const kiln_gpu_driver *drv = dev->drv;
-    hopper_map mq, mk, mv;
+    hopper_map mq, mk, mv, mo;
     const int bf16 = v->dtype == KILN_BF16;
     const uint32_t bq = KILN_HOPPER_BLOCK_Q, bk = (uint32_t)kiln_gpu_hopper_block_k(v);
     KILN_FAIL_IF(!drv->tensor_map, KILN_UNSUPPORTED,
@@ -57,6 +57,14 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
         mk = mq;
         mv = mq;
     }
+    /* The output, for the copy engine's stores of unsplit calls: each consumer's 64 rows
+     * (split calls write fp32 partials to the workspace themselves). */
+    if (KILN_HOPPER_TMA_STORE && a->num_splits <= 1)
+        KILN_FORWARD(make_map(drv, &mo, bf16, a->out, a->head_dim, a->seqlen_q, a->heads_q,
+                              a->batch, a->o_stride_row, a->o_stride_head, a->o_stride_batch,
+                              KILN_HOPPER_BLOCK_Q / 2));
+    else
+        mo = mq;
     if (KILN_HOPPER_PERSISTENT(a->head_dim, (int)v->mask)) {
         /* Every work item of grid on at most one block per SM (the kernel walks them). */
         const uint64_t items = (uint64_t)grid[0] * grid[1] * grid[2];
@@ -67,6 +75,6 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
         g[0] = (unsigned)(items < cap ? items : cap);
         g[1] = g[2] = 1;
     }
-    void *args[] = {a, &mq, &mk, &mv};
+    void *args[] = {a, &mq, &mk, &mv, &mo};
     return kiln_gpu_launch(dev, fn, g, block, smem, stream, args);
 }
