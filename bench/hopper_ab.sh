@@ -29,8 +29,9 @@
 #                 dim 128 and the wide head-dim-64 one)
 #        tmma     KILN_HOPPER_TURN_EXP 0: turns at issuing the products everywhere (the
 #                 defaults before; the results' staged column of hopper-ab_texp_*)
-#        tstore0  KILN_HOPPER_TMA_STORE 0: the staged output copied out by the consumers'
-#                 threads in 16-byte pieces (default: one tensor-map store per consumer)
+#        tstore0  KILN_HOPPER_TMA_STORE(d) 0: the staged output copied out by the consumers'
+#                 threads in 16-byte pieces (default at head dim 128: one tensor-map store
+#                 per consumer)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -69,7 +70,7 @@ all_opts=(
   "tree0|#define KILN_HOPPER_TREE 0"
   "texp|#define KILN_HOPPER_TURN_EXP(d, w) 1"
   "tmma|#define KILN_HOPPER_TURN_EXP(d, w) 0"
-  "tstore0|#define KILN_HOPPER_TMA_STORE 0"
+  "tstore0|#define KILN_HOPPER_TMA_STORE(d) 0"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

@@ -125,7 +125,7 @@
 #define KILN_HOPPER_STAGE_O 1
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
-#define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE)
+#define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
 /* Named barriers 4 and 5: the 128 threads of consumer 0 / 1 (output staging). */
 
 /* Whether the output is staged in its own shared-memory tile (so Q can be reloaded as soon

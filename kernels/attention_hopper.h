@@ -105,12 +105,16 @@
 #define KILN_HOPPER_TURN_EXP(d, w) ((d) == 128 || (w))
 #endif
 
-/* 1: a block's staged output (unsplit calls) goes out through the tensor copy engine, one
- * store of each consumer's 64 rows issued by one of its threads (the output's tensor map is
- * the kernel's fourth); 0: the consumers' threads copy the staged rows to global memory in
- * 16-byte pieces, each with its own address and bounds check. */
+/* Per head dim d, 1: a block's staged output (unsplit calls) goes out through the tensor
+ * copy engine, one store of each consumer's 64 rows issued by one of its threads (the
+ * output's tensor map is the kernel's fourth); 0: the consumers' threads copy the staged
+ * rows to global memory in 16-byte pieces, each with its own address and bounds check.
+ * Measured on an H200 (bench/hopper_ab.sh, tstore0 against the defaults, same run,
+ * bench/results/hopper-ab_tstore_*): head dim 128 +2.0 to +5.4% at S = 1k, +0.8 to +2.2%
+ * at 4k and 16k but 16k without a mask (-0.6%); head dim 64 within -2.2% .. +1.1% in tiles
+ * of 128 keys and 18% slower in the wide variant (S >= 4k, no mask), so not there. */
 #ifndef KILN_HOPPER_TMA_STORE
-#define KILN_HOPPER_TMA_STORE 1
+#define KILN_HOPPER_TMA_STORE(d) ((d) == 128)
 #endif
 
 /* Nanoseconds the producer sleeps between polls of a barrier it waits on (0: it polls

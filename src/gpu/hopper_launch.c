@@ -59,7 +59,7 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
     }
     /* The output, for the copy engine's stores of unsplit calls: each consumer's 64 rows
      * (split calls write fp32 partials to the workspace themselves). */
-    if (KILN_HOPPER_TMA_STORE && a->num_splits <= 1)
+    if (KILN_HOPPER_TMA_STORE(a->head_dim) && a->num_splits <= 1)
         KILN_FORWARD(make_map(drv, &mo, bf16, a->out, a->head_dim, a->seqlen_q, a->heads_q,
                               a->batch, a->o_stride_row, a->o_stride_head, a->o_stride_batch,
                               KILN_HOPPER_BLOCK_Q / 2));
