@@ -7,9 +7,11 @@
  *   KILN_MASK      as in attention.cu
  *   KILN_MODE      0 (fixed-length q, k, v; other modes run on the tensor tier)
  *   KILN_HOPPER_WIDE  1 for key tiles of KILN_HOPPER_WIDE_K (attention_hopper.h)
- * compiled for sm_90a. Parameters: the usual kiln_attn_args and three tensor maps (q, k, v)
- * the host builds with cuTensorMapEncodeTiled over [batch][seq][heads][head_dim] (innermost
- * last), boxes of 64 elements x 128 query rows or x BN key rows (attention_hopper.h),
+ * compiled for sm_90a. Parameters: the usual kiln_attn_args and four tensor maps (q, k, v
+ * and out; out's is used where the output is stored by the copy engine,
+ * KILN_HOPPER_TMA_STORE) the host builds with cuTensorMapEncodeTiled over
+ * [batch][seq][heads][head_dim] (innermost last), boxes of 64 elements x 128 query rows,
+ * x BN key rows or x 64 output rows (attention_hopper.h),
  * 128-byte swizzle (src/gpu/hopper_launch.c).
  *
  * Grid (ceil(seqlen_q / 128), heads_q, batch * num_splits), 384 threads in three
