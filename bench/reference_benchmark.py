@@ -183,35 +183,40 @@ def time_wall(contenders, warmup, calls, rounds):
 
 
 class _Env:
-    """Sets one environment variable for a block. kiln reads KILN_GPU_TIER when a context
-    starts, so the binding's cached contexts are dropped on the way in and out (each tier
-    then gets a context of its own; none is freed before the process ends)."""
+    """Sets environment variables for a block. kiln reads KILN_GPU_TIER and KILN_GPU_PDL
+    when a context starts, so the binding's cached contexts are dropped on the way in and
+    out (each tier then gets a context of its own; none is freed before the process ends)."""
 
-    def __init__(self, name, value):
-        self.name, self.value, self.old = name, value, None
+    def __init__(self, values):
+        self.values, self.old = values, {}
 
     def __enter__(self):
-        self.old = os.environ.get(self.name)
-        os.environ[self.name] = self.value
+        self.old = {name: os.environ.get(name) for name in self.values}
+        os.environ.update(self.values)
         kiln._arrays.forget_contexts()
         return self
 
     def __exit__(self, *exc):
-        if self.old is None:
-            os.environ.pop(self.name, None)
-        else:
-            os.environ[self.name] = self.old
+        for name, old in self.old.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
         kiln._arrays.forget_contexts()
         return False
 
 
 # kiln's GPU tiers, each forced through KILN_GPU_TIER; a tier that does not cover a shape
-# says so and is reported as not run.
+# says so and is reported as not run. A name ending in "-nopdl" (--kiln-tiers
+# hopper,hopper-nopdl) is the same tier with KILN_GPU_PDL=0: its kernels queued without
+# programmatic dependent launch, an A/B of that in one run.
 KILN_TIERS = ["hopper", "tensor", "generic"]
 
 
 def tier_context(tier):
-    return lambda: _Env("KILN_GPU_TIER", tier)
+    if tier.endswith("-nopdl"):
+        return lambda: _Env({"KILN_GPU_TIER": tier[:-len("-nopdl")], "KILN_GPU_PDL": "0"})
+    return lambda: _Env({"KILN_GPU_TIER": tier})
 
 
 def kiln_attention_contenders(q, k, v, causal=False, suffix=""):

@@ -42,6 +42,10 @@ typedef union kiln_act_pack {
 
 KILN_KERNEL(KILN_ACT_THREADS) kiln_act_and_mul(kiln_act_args a)
 {
+    /* The stream's previous kernel may still run (kernels/vendor/cuda.h): no global access
+     * before this. */
+    kiln_grid_wait();
+    kiln_grid_release();
     const kiln_i64 r = kiln_block_x();
     const kiln_i64 c = ((kiln_i64)kiln_block_y() * KILN_ACT_THREADS + kiln_thread_x()) * a.vec;
     if (r >= a.rows || c >= a.d) return;

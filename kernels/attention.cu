@@ -57,6 +57,10 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
     KILN_SHARED kiln_i64 kv_row[BK][2];
     KILN_SHARED kiln_i64 row_i[BQ], row_h[BQ];
     KILN_SHARED float row_slope[BQ];
+    /* The stream's previous kernel may still run (kernels/vendor/cuda.h): no global access
+     * before this. */
+    kiln_grid_wait();
+    kiln_grid_release();
 
     /* Block rows are packed (query, head) pairs of the heads_q / heads_kv query heads that
      * share KV head hk: packed row p is query p / group of head hk * group + p % group. */

@@ -488,6 +488,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             kiln_mbar_init(&bars[i], i == BAR_QEMPTY || i >= BAR_KEMPTY(0) ? 8u : 1u);
         kiln_mbar_init_fence();
     }
+    /* The stream's previous kernel may still run (kernels/vendor/cuda.h): every thread
+     * waits for it before any global access; the barriers' setup above overlaps it. */
+    kiln_grid_wait();
+    kiln_grid_release();
     kiln_sync();
 
     if (wg == 0) {

@@ -176,6 +176,10 @@ KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
 KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 {
     KILN_DYNAMIC_SHARED(smem, KILN_TQ_SMEM_BYTES(D, PG));
+    /* The stream's previous kernel may still run (kernels/vendor/cuda.h): no global access
+     * before this. */
+    kiln_grid_wait();
+    kiln_grid_release();
     const kiln_sptr sbase = kiln_sptr_of((kiln_elem *)smem);
     const kiln_sptr qs = kiln_sptr_add(sbase, Q_AT);
     kiln_i64(*kv_row)[BK][2] = (kiln_i64(*)[BK][2])(smem + ROWS_OFFSET);

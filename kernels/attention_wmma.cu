@@ -91,6 +91,10 @@ KILN_KERNEL(NT) kiln_attn_fwd(kiln_attn_args a)
 #if KILN_WM_Q_LDS
     KILN_SHARED KILN_WM_ALIGN16 kiln_elem qs[BQ][LDK];
 #endif
+    /* The stream's previous kernel may still run (kernels/vendor/cuda.h): no global access
+     * before this. */
+    kiln_grid_wait();
+    kiln_grid_release();
 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 lane = tid % WAVE, wave = tid / WAVE, col = lane % 16;

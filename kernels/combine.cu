@@ -17,6 +17,10 @@
 
 KILN_KERNEL(NT) kiln_attn_combine(kiln_attn_args a)
 {
+    /* The stream's previous kernel may still run (kernels/vendor/cuda.h): no global access
+     * before this. */
+    kiln_grid_wait();
+    kiln_grid_release();
     const kiln_i32 t = kiln_thread_x();
     const kiln_i64 i = kiln_block_x();
     const kiln_i64 h = kiln_block_y();

@@ -341,6 +341,10 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     KILN_SHARED float sw[ROWS][KILN_DECODE_MAX_SPLITS]; /* the merge's split weights */
     KILN_SHARED int last_flag;
     KILN_SHARED kiln_u64 ctr_seen; /* the group's counter word when the block started */
+    /* The stream's previous kernel may still run (kernels/vendor/cuda.h): no global access
+     * before this. */
+    kiln_grid_wait();
+    kiln_grid_release();
 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 lane = tid % 32, warp = tid / 32;

@@ -5,6 +5,8 @@
  *     or none), while the fake driver refuses launches outside kiln's own context;
  *   - the dispatch report names what ran (formatted when asked);
  *   - KILN_GPU_TIER is read when a context starts, not per call; a bad value fails there;
+ *   - on the (sm_90) device every launch allows programmatic dependencies, none does with
+ *     KILN_GPU_PDL=0, and a bad value fails when the context starts;
  *   - while one thread compiles a new variant, another keeps calling a loaded one.
  * Skipped where the fake driver is not built (Windows, builds without CUDA) or NVRTC is
  * missing.
@@ -25,7 +27,7 @@ typedef int (*set_fn)(void *);
 typedef long (*count_fn)(void);
 static ctx_fn get_current;
 static set_fn set_current;
-static count_fn launches;
+static count_fn launches, pdl_launches;
 
 typedef struct {
     kiln_context *ctx;
@@ -84,6 +86,16 @@ static void spin(void *user)
     }
 }
 
+/* The value of "programmatic_launch" in a context's description: 1 true, 0 false, -1 absent. */
+static int pdl_in(const char *json)
+{
+    const char *at = strstr(json, "\"programmatic_launch\"");
+    if (!at) return -1;
+    at += strlen("\"programmatic_launch\"");
+    while (*at == ':' || *at == ' ') at++;
+    return strncmp(at, "true", 4) == 0 ? 1 : strncmp(at, "false", 5) == 0 ? 0 : -1;
+}
+
 static void test_host_path(void)
 {
     kiln_context *ctx = NULL;
@@ -94,6 +106,7 @@ static void test_host_path(void)
     get_current = (ctx_fn)kiln_dl_sym(lib, "cuCtxGetCurrent");
     set_current = (set_fn)kiln_dl_sym(lib, "cuCtxSetCurrent");
     launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_launches");
+    pdl_launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_pdl_launches");
     /* A cache of its own, kept between runs. */
     kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
     kiln_env_set("KILN_CUDA_DRIVER_PATH", KILN_FAKE_CUDA);
@@ -172,6 +185,41 @@ static void test_host_path(void)
     CHECK_STR_CONTAINS(kiln_last_error(), "KILN_GPU_TIER=fastest");
     CHECK(bad == NULL);
     kiln_env_set("KILN_GPU_TIER", NULL);
+    check_note_ran();
+
+    check_case("cuda host: programmatic dependent launch, and KILN_GPU_PDL");
+    CHECK_EQ(pdl_in(buf), 1);
+    before = launches();
+    long pdl_before = pdl_launches();
+    CHECK_OK(run(&p));
+    p.prm.num_splits = 4; /* the split launch and the combine */
+    CHECK_OK(run(&p));
+    p.prm.num_splits = 1;
+    CHECK_EQ(launches() - before, 3);
+    CHECK_EQ(pdl_launches() - pdl_before, 3);
+    kiln_env_set("KILN_GPU_PDL", "0");
+    kiln_context *plain = NULL;
+    CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &plain));
+    if (plain) {
+        problem g;
+        char info[16384];
+        make(&g, plain, 128, 64);
+        CHECK_OK(kiln_info_json(plain, info, sizeof info, NULL));
+        CHECK_EQ(pdl_in(info), 0);
+        before = launches();
+        pdl_before = pdl_launches();
+        CHECK_OK(run(&g));
+        CHECK_EQ(launches() - before, 1);
+        CHECK_EQ(pdl_launches() - pdl_before, 0);
+        unmake(&g);
+        kiln_context_free(plain);
+    }
+    kiln_env_set("KILN_GPU_PDL", "yes");
+    bad = NULL;
+    CHECK_STATUS(kiln_context_create(KILN_BACKEND_CUDA, 0, &bad), KILN_INVALID_ARGUMENT);
+    CHECK_STR_CONTAINS(kiln_last_error(), "KILN_GPU_PDL=yes");
+    CHECK(bad == NULL);
+    kiln_env_set("KILN_GPU_PDL", NULL);
     check_note_ran();
 
     check_case("cuda host: a compile does not stall calls of loaded variants");

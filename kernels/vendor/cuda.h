@@ -29,6 +29,25 @@ KILN_DEV kiln_i32 kiln_thread_x_fresh(void)
 #define kiln_block_y() ((kiln_i64)blockIdx.y)
 #define kiln_block_z() ((kiln_i64)blockIdx.z)
 #define kiln_sync() __syncthreads()
+/* Programmatic dependent launch (PTX ISA griddepcontrol, sm_90 and newer; nothing on older
+ * targets): the host may queue a kernel with the attribute that lets it start while the
+ * stream's previous kernel still runs (src/gpu/driver.c). kiln_grid_wait() returns once
+ * every prerequisite grid has completed and its memory is visible, so each thread calls it
+ * before its first global access, read or write; kiln_grid_release() lets the stream's next
+ * kernel start being placed on the device (it, too, waits before touching memory). Both are
+ * no-ops in a kernel launched without the attribute. */
+KILN_DEV void kiln_grid_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+KILN_DEV void kiln_grid_release(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 KILN_DEV float kiln_expf(float x) { return expf(x); }
 KILN_DEV float kiln_logf(float x) { return logf(x); }

@@ -34,6 +34,10 @@ KILN_DEV void kiln_sync(void)
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
 
+/* Programmatic dependent launch is NVIDIA's (kernels/vendor/cuda.h): nothing here. */
+KILN_DEV void kiln_grid_wait(void) {}
+KILN_DEV void kiln_grid_release(void) {}
+
 /* The AMDGPU backend expands these built-ins inline (v_exp_f32 / v_log_f32 with range
  * reduction), so they link with -nogpulib. */
 KILN_DEV float kiln_expf(float x) { return __builtin_expf(x); }

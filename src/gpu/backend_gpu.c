@@ -239,6 +239,21 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, const gpu
 
 /* ---- the backend table ---------------------------------------------------------------- */
 
+/* KILN_GPU_PDL=0 queues kernels without the programmatic-dependency attribute (each starts
+ * only when the stream's previous work has finished); 1, the default, uses it where the
+ * device has it. Read once, when the context starts. */
+static kiln_status pdl_from_env(int *off)
+{
+    char env[16];
+    *off = 0;
+    if (!kiln_env_get("KILN_GPU_PDL", env, sizeof env) || !env[0] || strcmp(env, "1") == 0)
+        return KILN_OK;
+    KILN_FAIL_IF(strcmp(env, "0") != 0, KILN_INVALID_ARGUMENT,
+                 "KILN_GPU_PDL=%s: expected 0 or 1", env);
+    *off = 1;
+    return KILN_OK;
+}
+
 static kiln_status gpu_init(const kiln_gpu_driver *drv, int device, void **state)
 {
     *state = NULL;
@@ -252,6 +267,8 @@ static kiln_status gpu_init(const kiln_gpu_driver *drv, int device, void **state
     kiln_status st = s->mutex && s->loaded
                          ? kiln_gpu_tier_from_env(&s->tier)
                          : kiln_fail(KILN_OUT_OF_MEMORY, "cannot create a mutex");
+    int pdl_off = 0;
+    if (st == KILN_OK) st = pdl_from_env(&pdl_off);
     if (st == KILN_OK) st = kiln_gpu_open(drv, device, &s->info, &s->dev);
     if (st != KILN_OK) {
         kiln_cond_free(s->loaded);
@@ -259,6 +276,7 @@ static kiln_status gpu_init(const kiln_gpu_driver *drv, int device, void **state
         free(s);
         return st;
     }
+    if (pdl_off || !drv->launch_pdl) s->dev->pdl = 0;
     s->target = kiln_target_find(s->info.target);
     /* auto takes the hopper tier only where the driver makes tensor maps (a map-less
      * query answers whether it can). */
@@ -463,6 +481,7 @@ static void gpu_describe(void *state, kiln_json *j)
     kiln_json_string(j, "target", i->target);
     kiln_json_string(j, "arch_reported", i->arch_reported);
     kiln_json_int(j, "compute_units", i->compute_units);
+    kiln_json_bool(j, "programmatic_launch", s->dev->pdl);
     kiln_json_int(j, "compute_units_reported", i->compute_units_reported);
     kiln_json_string(j, "compute_units_source", i->cu_source);
     kiln_json_int(j, "wave_size", i->wave_size);

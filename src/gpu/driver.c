@@ -216,6 +216,11 @@ kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[
                             const unsigned block[3], unsigned smem_bytes, void *stream,
                             void **args)
 {
+    if (dev->pdl) {
+        int r = dev->drv->launch_pdl(fn, grid, block, smem_bytes, stream, args);
+        if (r != 0) return kiln_gpu_fail(dev->drv, KILN_DEVICE_ERROR, r, "cuLaunchKernelEx");
+        return KILN_OK;
+    }
     int r = dev->drv->api->launch(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                   smem_bytes, stream, args, NULL);
     if (r != 0)

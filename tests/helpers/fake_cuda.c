@@ -7,7 +7,9 @@
  * What it checks on the way: a launch or module load without the device's context current
  * fails as the real driver does (CUDA_ERROR_INVALID_CONTEXT), so a test sees whether kiln
  * makes its context current; fake_cuda_launches() and the current-context entry points let
- * a test see whether kiln put the caller's context back.
+ * a test see whether kiln put the caller's context back. Launches come through
+ * cuLaunchKernelEx with the programmatic-dependency attribute (the device is sm_90) or,
+ * with KILN_GPU_PDL=0, through cuLaunchKernel; fake_cuda_pdl_launches() counts the first.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,9 +27,13 @@ enum { OK = 0, INVALID_VALUE = 1, INVALID_CONTEXT = 201, NOT_FOUND = 500 };
 
 static int primary_ctx; /* its address is the device's primary context */
 static _Thread_local void *current;
-static long launches;
+static long launches, pdl_launches;
 
 FAKE_API long fake_cuda_launches(void) { return __atomic_load_n(&launches, __ATOMIC_RELAXED); }
+FAKE_API long fake_cuda_pdl_launches(void)
+{
+    return __atomic_load_n(&pdl_launches, __ATOMIC_RELAXED);
+}
 
 FAKE_API CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : OK; }
 FAKE_API CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
@@ -101,6 +107,37 @@ FAKE_API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz
         return INVALID_VALUE;
     __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
     return OK;
+}
+/* cuda.h's CUlaunchConfig and CUlaunchAttribute, as far as a launch reads them. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int value;
+    } v;
+} fake_launch_attr;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, smem;
+    void *stream;
+    fake_launch_attr *attrs;
+    unsigned num_attrs;
+} fake_launch_config;
+FAKE_API CUresult cuLaunchKernelEx(const fake_launch_config *c, void *fn, void **params,
+                                   void **extra)
+{
+    if (!c || (c->num_attrs && !c->attrs)) return INVALID_VALUE;
+    /* The one attribute kiln sets: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. */
+    int pdl = 0;
+    for (unsigned i = 0; i < c->num_attrs; i++) {
+        if (c->attrs[i].id != 6 || (c->attrs[i].v.value != 0 && c->attrs[i].v.value != 1))
+            return INVALID_VALUE;
+        pdl |= c->attrs[i].v.value;
+    }
+    CUresult r = cuLaunchKernel(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem,
+                                c->stream, params, extra);
+    if (r == OK && pdl) __atomic_add_fetch(&pdl_launches, 1, __ATOMIC_RELAXED);
+    return r;
 }
 FAKE_API CUresult cuMemAlloc_v2(void **ptr, size_t bytes)
 {

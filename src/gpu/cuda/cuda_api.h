@@ -40,6 +40,25 @@ enum {
 
 enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
+/* cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute: an id, padding to 8
+ * bytes, a 64-byte value) and the one attribute kiln sets:
+ * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, value an int. */
+enum { KILN_CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+typedef struct kiln_cu_launch_attr {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int programmatic_stream_serialization;
+    } value;
+} kiln_cu_launch_attr;
+typedef struct kiln_cu_launch_config {
+    unsigned grid[3], block[3], smem;
+    CUstream stream;
+    kiln_cu_launch_attr *attrs;
+    unsigned num_attrs;
+} kiln_cu_launch_config;
+
 /* cuTensorMapEncodeTiled's enums (CUtensorMapDataType, ...Swizzle, ...L2promotion). */
 enum {
     KILN_CU_TENSOR_MAP_FLOAT16 = 6,
@@ -72,7 +91,9 @@ enum {
       (void *map, int data_type, unsigned rank, void *base, const unsigned long long *dims,  \
        const unsigned long long *strides, const unsigned *box, const unsigned *elem_strides, \
        int interleave, int swizzle, int l2_promotion, int oob_fill),                         \
-      0)
+      0)                                                                                     \
+    X(CUresult, cuLaunchKernelEx,                                                            \
+      (const kiln_cu_launch_config *config, CUfunction fn, void **params, void **extra), 0)
 
 #define KILN_API_FIELD_(ret, name, params, required) ret(*name) params;
 

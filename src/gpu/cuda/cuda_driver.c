@@ -170,6 +170,8 @@ static kiln_status cuda_open(kiln_gpu_device *d, kiln_gpu_info *info)
         cu.cuDevicePrimaryCtxRelease_v2(dev);
         return st;
     }
+    /* griddepcontrol (the kernels' kiln_grid_wait) exists from sm_90 on. */
+    d->pdl = info->cc_major >= 9 && cu.cuLaunchKernelEx != NULL;
     info->wave_size = attr(dev, KILN_CU_ATTR_WARP_SIZE);
     info->max_threads_per_block = attr(dev, KILN_CU_ATTR_MAX_THREADS_PER_BLOCK);
     info->smem_per_block = attr(dev, KILN_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK);
@@ -189,6 +191,23 @@ static kiln_status cuda_open(kiln_gpu_device *d, kiln_gpu_info *info)
     if (cuda_load_compiler() == KILN_OK)
         kiln_dl_path(rtc_lib, info->compiler_path, sizeof info->compiler_path);
     return KILN_OK;
+}
+
+/* The launch with programmatic stream serialization allowed (see kiln_gpu_driver). */
+static int cuda_launch_pdl(void *fn, const unsigned grid[3], const unsigned block[3],
+                           unsigned smem, void *stream, void **params)
+{
+    kiln_cu_launch_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = KILN_CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmatic_stream_serialization = 1;
+    const kiln_cu_launch_config config = {{grid[0], grid[1], grid[2]},
+                                          {block[0], block[1], block[2]},
+                                          smem,
+                                          (CUstream)stream,
+                                          &attr,
+                                          1};
+    return cu.cuLaunchKernelEx(&config, (CUfunction)fn, params, NULL);
 }
 
 static void cuda_close(kiln_gpu_device *d) { cu.cuDevicePrimaryCtxRelease_v2(d->handle); }
@@ -228,6 +247,6 @@ static kiln_status cuda_tensor_map(void *map, int is_bf16, const void *base, int
 static const kiln_gpu_driver cuda_driver =
     KILN_GPU_DRIVER_TABLE(cuda, KILN_BACKEND_CUDA, "cuda", "nvrtc", "NVRTC", "--gpu-architecture=",
                           "cubin", KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                          cuda_func_set_attribute, cuda_tensor_map);
+                          cuda_func_set_attribute, cuda_tensor_map, cuda_launch_pdl);
 
 const kiln_gpu_driver *kiln_cuda_driver(void) { return &cuda_driver; }
