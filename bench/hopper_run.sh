@@ -12,7 +12,8 @@
 #           flash / cuDNN / efficient
 #   ref     the same script's suite 1 (reference latency)
 # Steps run are the arguments (default: all); S2_SEQLENS narrows the smoke step's suite-2
-# lengths, SMOKE_TIERS its tiers. Everything goes to $OUT: summary.txt, logs.tgz
+# lengths, SMOKE_TIERS its tiers; BENCH_TIERS the kiln tiers of bench and ref (default
+# hopper,tensor; e.g. hopper,hopper-nopdl,tensor for an A/B of programmatic dependent launch). Everything goes to $OUT: summary.txt, logs.tgz
 # (every log) and results/ (the benchmark's JSON and PNG).
 #   bash bench/hopper_run.sh [smoke] [sass] [ctest] [sanit] [jit] [ab] [bench] [ref]
 set -u
@@ -167,7 +168,7 @@ fi
 
 if has bench; then
   KILN_LIBRARY=$b/libkiln.so PYTHONPATH=python \
-    PYTHONUNBUFFERED=1 timeout 300 python3 bench/reference_benchmark.py --only prefill --kiln-tiers hopper,tensor \
+    PYTHONUNBUFFERED=1 timeout 300 python3 bench/reference_benchmark.py --only prefill --kiln-tiers ${BENCH_TIERS:-hopper,tensor} \
     --out "$out/results" > "$logs/prefill.log" 2>&1
   stamp "prefill rc=$?"
   grep -E "prefill D=|failed" "$logs/prefill.log" >> "$sum"
@@ -175,7 +176,7 @@ fi
 
 if has ref; then
   KILN_LIBRARY=$b/libkiln.so PYTHONPATH=python \
-    PYTHONUNBUFFERED=1 timeout 150 python3 bench/reference_benchmark.py --only reference --kiln-tiers hopper,tensor \
+    PYTHONUNBUFFERED=1 timeout 150 python3 bench/reference_benchmark.py --only reference --kiln-tiers ${BENCH_TIERS:-hopper,tensor} \
     --out "$out/results" > "$logs/reference.log" 2>&1
   stamp "reference rc=$?"
   tail -12 "$logs/reference.log" >> "$sum"
