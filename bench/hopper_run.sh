@@ -11,11 +11,13 @@
 #   bench   bench/reference_benchmark.py suite 2 (prefill), hopper beside tensor and SDPA
 #           flash / cuDNN / efficient
 #   ref     the same script's suite 1 (reference latency)
+#   host    bench/host_bench (suite 8: host cost per call), alternately with KILN_GPU_PDL=1
+#           and 0, twice each
 # Steps run are the arguments (default: all); S2_SEQLENS narrows the smoke step's suite-2
 # lengths, SMOKE_TIERS its tiers; BENCH_TIERS the kiln tiers of bench and ref (default
 # hopper,tensor; e.g. hopper,hopper-nopdl,tensor for an A/B of programmatic dependent launch). Everything goes to $OUT: summary.txt, logs.tgz
 # (every log) and results/ (the benchmark's JSON and PNG).
-#   bash bench/hopper_run.sh [smoke] [sass] [ctest] [sanit] [jit] [ab] [bench] [ref]
+#   bash bench/hopper_run.sh [smoke] [sass] [ctest] [sanit] [jit] [ab] [bench] [ref] [host]
 set -u
 out=${OUT:-${TMPDIR:-/tmp}/kiln-hopper-run}
 logs=/tmp/kiln-hopper-logs
@@ -180,6 +182,18 @@ if has ref; then
     --out "$out/results" > "$logs/reference.log" 2>&1
   stamp "reference rc=$?"
   tail -12 "$logs/reference.log" >> "$sum"
+fi
+
+if has host; then
+  for pass in 1 2; do
+    for pdl in 1 0; do
+      echo "== KILN_GPU_PDL=$pdl pass $pass"
+      KILN_GPU_PDL=$pdl timeout 60 $b/bench/host_bench --backend cuda \
+        --json "$out/results/host_pdl${pdl}_$pass.json" 2>&1 | tail -8
+    done
+  done > "$logs/host.log" 2>&1
+  stamp "host"
+  cat "$logs/host.log" >> "$sum"
 fi
 
 tar czf "$out/logs.tgz" -C "$logs" .
