@@ -99,48 +99,80 @@ KILN_DEV kiln_i64 dec_row(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b
     return which ? vo : ko;
 }
 
-/* Offsets of the step at key base + rel (rel a multiple of STEP): where its first key's K
- * and V rows start, when a step never straddles a page (always, unless paged with pages
- * of other sizes than multiples of STEP: then *one_page is 0 and rows are looked up one
- * by one). */
-KILN_DEV void dec_step_rows(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b,
-                            kiln_i64 kb, kiln_i64 *k0, kiln_i64 *v0, int *one_page)
-{
+/* Where a step's first key's K and V rows start (k0, v0), when a step never straddles a
+ * page (one_page: always, unless paged with pages of other sizes than multiples of STEP;
+ * then rows are looked up one by one). */
+typedef struct dec_at {
+    kiln_i64 k0, v0;
+    int one_page;
+} dec_at;
+
 #if KILN_MODE == KILN_MODE_ID_PAGED
-    *one_page = a->page_size % STEP == 0;
-    *k0 = *v0 = 0;
-    if (*one_page) {
+/* The pages of a warp's steps, 32 at a time: lane l holds the block-table entry of the
+ * warp's step j0 + l (its steps are first, first + NW * STEP, ... after base), read in one
+ * load per lane when the window starts rather than by every step before its K and V loads
+ * can go out (pages of a multiple of STEP keys). */
+typedef struct dec_pages {
+    kiln_i32 page, j0;
+} dec_pages;
+
+KILN_DEV kiln_i32 dec_page_of_lane(const kiln_attn_args *a, kiln_i64 b, kiln_i64 base,
+                                   kiln_i32 first, kiln_i32 j0, kiln_i32 mine)
+{
+    const kiln_i32 j = j0 + kiln_thread_x() % 32;
+    if (j >= mine || a->page_size % STEP != 0) return 0;
+    const kiln_u32 key = (kiln_u32)(base + first + j * NW * STEP);
+    return a->block_table[b * a->block_table_stride + key / (kiln_u32)a->page_size];
+}
+#endif
+
+/* The rows of the warp's step j, at key base + rel (rel a multiple of STEP). Warp-uniform:
+ * every lane calls it with the same j, and j never decreases. */
+KILN_DEV void dec_step_at(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b,
+                          kiln_i64 base, kiln_i32 first, kiln_i32 mine, kiln_i32 j, kiln_i32 rel,
+                          void *pages_v, dec_at *at)
+{
+    const kiln_i64 kb = base + rel;
+#if KILN_MODE == KILN_MODE_ID_PAGED
+    dec_pages *pages = (dec_pages *)pages_v;
+    (void)s;
+    at->one_page = a->page_size % STEP == 0;
+    at->k0 = at->v0 = 0;
+    if (at->one_page) {
+        while (j - pages->j0 >= 32) {
+            pages->j0 += 32;
+            pages->page = dec_page_of_lane(a, b, base, first, pages->j0, mine);
+        }
         const kiln_u32 ps = (kiln_u32)a->page_size;
-        const kiln_i64 page = a->block_table[b * a->block_table_stride + (kiln_u32)kb / ps];
+        const kiln_i64 page = kiln_shfl_idx(pages->page, j - pages->j0);
         const kiln_i64 slot = (kiln_u32)kb % ps;
-        *k0 = page * a->k_stride_batch + slot * a->k_stride_row;
-        *v0 = page * a->v_stride_batch + slot * a->v_stride_row;
+        at->k0 = page * a->k_stride_batch + slot * a->k_stride_row;
+        at->v0 = page * a->v_stride_batch + slot * a->v_stride_row;
     }
 #elif KILN_MODE == KILN_MODE_ID_VARLEN
     /* From the sequence's first key (one 32-bit value) rather than its two 64-bit offsets,
      * which would stay live through the key loop. */
-    (void)s;
-    *one_page = 1;
-    *k0 = ((kiln_i64)a->cu_seqlens_k[b] + kb) * a->k_stride_row;
-    *v0 = ((kiln_i64)a->cu_seqlens_k[b] + kb) * a->v_stride_row;
+    (void)s, (void)first, (void)mine, (void)j, (void)pages_v;
+    at->one_page = 1;
+    at->k0 = ((kiln_i64)a->cu_seqlens_k[b] + kb) * a->k_stride_row;
+    at->v0 = ((kiln_i64)a->cu_seqlens_k[b] + kb) * a->v_stride_row;
 #else
-    (void)b;
-    *one_page = 1;
-    *k0 = s->k_off + kb * a->k_stride_row;
-    *v0 = s->v_off + kb * a->v_stride_row;
+    (void)b, (void)first, (void)mine, (void)j, (void)pages_v;
+    at->one_page = 1;
+    at->k0 = s->k_off + kb * a->k_stride_row;
+    at->v0 = s->v_off + kb * a->v_stride_row;
 #endif
 }
 
-/* Issues the K loads of the step at key base + rel; keys base + [lo_r, hi_r) are the
- * block's, the others stay zeros. */
+/* Issues the K loads of the step at key base + rel (rows at); keys base + [lo_r, hi_r) are
+ * the block's, the others stay zeros. */
 KILN_DEV void dec_load_k(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
-                         kiln_i64 base, kiln_i32 rel, kiln_i32 lo_r, kiln_i32 hi_r, kiln_i32 g,
-                         kiln_i32 t, dec_kbuf *buf)
+                         kiln_i64 base, kiln_i32 rel, const dec_at *at, kiln_i32 lo_r,
+                         kiln_i32 hi_r, kiln_i32 g, kiln_i32 t, dec_kbuf *buf)
 {
     const kiln_elem *k = (const kiln_elem *)a->k + hk * a->k_stride_head + 8 * t;
-    kiln_i64 k0, v0;
-    int one_page;
-    dec_step_rows(a, s, b, base + rel, &k0, &v0, &one_page);
+    const kiln_i64 k0 = at->k0;
+    const int one_page = at->one_page;
     #pragma unroll
     for (kiln_i32 x = 0; x < 2; ++x) {
         const kiln_i32 key = g + 8 * x;
@@ -158,13 +190,12 @@ KILN_DEV void dec_load_k(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b,
 
 /* The same for V. */
 KILN_DEV void dec_load_v(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
-                         kiln_i64 base, kiln_i32 rel, kiln_i32 lo_r, kiln_i32 hi_r, kiln_i32 g,
-                         kiln_i32 t, dec_vbuf *buf)
+                         kiln_i64 base, kiln_i32 rel, const dec_at *at, kiln_i32 lo_r,
+                         kiln_i32 hi_r, kiln_i32 g, kiln_i32 t, dec_vbuf *buf)
 {
     const kiln_elem *v = (const kiln_elem *)a->v + hk * a->v_stride_head + 8 * g;
-    kiln_i64 k0, v0;
-    int one_page;
-    dec_step_rows(a, s, b, base + rel, &k0, &v0, &one_page);
+    const kiln_i64 v0 = at->v0;
+    const int one_page = at->one_page;
     #pragma unroll
     for (kiln_i32 x = 0; x < 4; ++x) {
         const kiln_i32 key = 2 * t + (x & 1) + 8 * (x >> 1);
@@ -384,9 +415,19 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     const kiln_i32 first = (kiln_i32)(s0 + warp) * STEP;
     dec_kbuf k0, k1;
     dec_vbuf v0, v1;
+#if KILN_MODE == KILN_MODE_ID_PAGED
+    dec_pages pages;
+    pages.j0 = 0;
+    pages.page = mine > 0 ? dec_page_of_lane(&a, b, base, first, 0, mine) : 0;
+    void *pv = &pages;
+#else
+    void *pv = 0;
+#endif
     if (mine > 0) {
-        dec_load_k(&a, &s, b, hk, base, first, lo_r, hi_r, g, t, &k0);
-        dec_load_v(&a, &s, b, hk, base, first, lo_r, hi_r, g, t, &v0);
+        dec_at at;
+        dec_step_at(&a, &s, b, base, first, mine, 0, first, pv, &at);
+        dec_load_k(&a, &s, b, hk, base, first, &at, lo_r, hi_r, g, t, &k0);
+        dec_load_v(&a, &s, b, hk, base, first, &at, lo_r, hi_r, g, t, &v0);
     }
 
     /* The block's Q rows in shared memory (zeros past the last row). Lane (g, t) reads
@@ -460,15 +501,19 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
             const kiln_i32 rel2 = rel1 + NW * STEP;
             const int more1 = it + 1 < mine, more2 = it + 2 < mine;
             if (more1) {
-                dec_load_k(&a, &s, b, hk, base, rel1, lo_r, hi_r, g, t, &k1);
-                dec_load_v(&a, &s, b, hk, base, rel1, lo_r, hi_r, g, t, &v1);
+                dec_at at;
+                dec_step_at(&a, &s, b, base, first, mine, it + 1, rel1, pv, &at);
+                dec_load_k(&a, &s, b, hk, base, rel1, &at, lo_r, hi_r, g, t, &k1);
+                dec_load_v(&a, &s, b, hk, base, rel1, &at, lo_r, hi_r, g, t, &v1);
             }
             dec_scores(&a, &r, qrow, &k0, rel0, g, &st, pb);
             dec_pv(&v0, pb, &st);
             if (more1) {
                 if (more2) {
-                    dec_load_k(&a, &s, b, hk, base, rel2, lo_r, hi_r, g, t, &k0);
-                    dec_load_v(&a, &s, b, hk, base, rel2, lo_r, hi_r, g, t, &v0);
+                    dec_at at;
+                    dec_step_at(&a, &s, b, base, first, mine, it + 2, rel2, pv, &at);
+                    dec_load_k(&a, &s, b, hk, base, rel2, &at, lo_r, hi_r, g, t, &k0);
+                    dec_load_v(&a, &s, b, hk, base, rel2, &at, lo_r, hi_r, g, t, &v0);
                 }
                 dec_scores(&a, &r, qrow, &k1, rel1, g, &st, pb);
                 dec_pv(&v1, pb, &st);

@@ -181,6 +181,13 @@ KILN_DEV float kiln_shfl_xor(float x, int m)
     return all[(kiln_thread_x() % 32) ^ m];
 }
 
+KILN_DEV kiln_i32 kiln_shfl_idx(kiln_i32 x, int src)
+{
+    kiln_i32 all[32];
+    kiln_host_warp_exchange(&x, all, sizeof x);
+    return all[src % 32];
+}
+
 #else /* NVRTC, sm_80 and later */
 
 #define KILN_ALIGN16 __align__(16)
@@ -277,6 +284,8 @@ KILN_DEV void kiln_mma16816(float d[4], const kiln_u32 a[4], const kiln_u32 b[2]
 }
 
 KILN_DEV float kiln_shfl_xor(float x, int m) { return __shfl_xor_sync(0xffffffffu, x, m); }
+/* Lane src's x (every lane calls it). */
+KILN_DEV kiln_i32 kiln_shfl_idx(kiln_i32 x, int src) { return __shfl_sync(0xffffffffu, x, src); }
 
 #endif
 

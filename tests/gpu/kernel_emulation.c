@@ -372,15 +372,18 @@ static void run_act(kiln_activation act, kiln_dtype dt, int64_t rows, int64_t d)
 }
 
 /* argv[1]: "generic" or "tensor" runs the attention cases on that tier only (ctest runs the
- * two halves as separate entries); none runs both. */
+ * two halves as separate entries); none (or "all") runs both. argv[2], by hand: only the cases
+ * whose name contains it (test_kernel_emulation tensor "dec "), without the AMD sweep. */
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : "";
+    const char *pick = argc > 2 ? argv[2] : NULL;
     const int do_generic = strcmp(only, "tensor") != 0, do_tensor = strcmp(only, "generic") != 0;
     static const int q4[] = {5, 0, 37, 16}, k4[] = {40, 7, 0, 70};
     static const int q3[] = {3, 1, 20}, k3[] = {100, 33, 20};
     static const int ones[] = {1, 1, 1}, kd[] = {130, 17, 64}, kl[] = {1200, 90, 700};
     static const int kl3[] = {300, 17, 640}, kl2[] = {200, 90}, kl1[] = {1500};
+    static const int klong[] = {2600, 2100};
     static const int dq3[] = {1, 0, 3}, dk3[] = {100, 0, 50};
     static const int dq3b[] = {2, 1, 0}, dk3b[] = {64, 150, 0};
     const attn_case cases[] = {
@@ -428,6 +431,9 @@ int main(int argc, char **argv)
         {"dec batch prefill",  KILN_MODE_PAGED, 1, KILN_BF16, 3, 8, 2, 128, 0, 0, dq3b, dk3b, 1, -1, 0, 0, 0, 2, 1, 0, 16, 1},
         {"dec window sq3",     KILN_MODE_FIXED, 0, KILN_F16, 1, 8, 2, 128, 3, 500, 0, 0, 0, 100, 20, 0, 0, 4, 1, 1, 0, 1},
         {"dec many splits",    KILN_MODE_PAGED, 0, KILN_BF16, 1, 4, 1, 64, 1, 0, 0, kl1, 0, -1, -1, 0, 1, 16, 0, 0, 64, 1},
+        /* More than 32 steps a warp: its window of step pages moves on (pages of 16 and 64). */
+        {"dec paged16 long",   KILN_MODE_PAGED, 0, KILN_BF16, 2, 4, 1, 64, 1, 0, 0, klong, 0, -1, -1, 0, 0, 1, 1, 0, 16, 1},
+        {"dec paged64 long",   KILN_MODE_PAGED, 0, KILN_F16, 2, 8, 2, 128, 1, 0, 0, klong, 1, -1, 0, 0, 1, 1, 1, 0, 64, 1},
         /* The merge over many splits: several rounds of its batched loads, and splits
          * with no keys at all. */
         {"dec 37 splits",      KILN_MODE_FIXED, 0, KILN_BF16, 2, 8, 2, 128, 1, 700, 0, 0, 0, -1, -1, 0, 0, 37, 1, 0, 0, 1},
@@ -457,6 +463,7 @@ int main(int argc, char **argv)
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         attn_case c = cases[i];
+        if (pick && !strstr(c.name, pick)) continue;
         if (c.mode == KILN_MODE_PAGED && !c.prefill && c.qlens) { /* decode over 1 token each */
             c.qlens = NULL;
             c.sq = 1;
@@ -475,7 +482,7 @@ int main(int argc, char **argv)
 
     /* One small case per AMD tensor variant (dtype x head dim x mask x mode) on each family,
      * so none is left unrun; then the proof that each ran. */
-    if (do_tensor) {
+    if (do_tensor && !pick) {
         static const int sq2[] = {13, 22}, sk2[] = {40, 9};
         static const int pq2[] = {7, 19}, pk2[] = {50, 23};
         /* Small enough that a block or two covers it, large enough for two key tiles,
