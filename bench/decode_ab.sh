@@ -7,7 +7,9 @@
 #      conformance program
 #   3. suite 3 (bench/reference_benchmark.py --only decode --kiln-tiers tensor) on each
 #      build in turn, twice (new, pre, new, pre): copy, cuDNN and flash in every run
-# Files go to $OUT: summary.txt (the four tables), decode_{new,pre}_{1,2}.json, logs.tgz.
+# With ALT_DIR set, a third build (alt) whose kernels/decode.cu comes from there runs after
+# pre in each pass.
+# Files go to $OUT: summary.txt (the tables), decode_{new,pre,alt}_{1,2}.json, logs.tgz.
 #   PRE_DIR=$PWD/.prev bash bench/decode_ab.sh
 set -u
 out=${OUT:-${TMPDIR:-/tmp}/kiln-decode-ab}
@@ -38,11 +40,23 @@ p1=$!
 { cmake -S "$pre/src" -B "$pre/build" -DKILN_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release &&
   cmake --build "$pre/build" -j "$jobs"; } > "$logs/build_pre.log" 2>&1 &
 p2=$!
+alts="new pre"
+r3=0
+if [ -n "${ALT_DIR:-}" ]; then
+  alts="new pre alt"
+  altb=$work/alt
+  mkdir -p "$altb/src"
+  cp -r "$pre/src/." "$altb/src/"
+  cp "$ALT_DIR/decode.cu" "$altb/src/kernels/decode.cu"
+  { cmake -S "$altb/src" -B "$altb/build" -DKILN_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$altb/build" -j "$jobs"; } > "$logs/build_alt.log" 2>&1
+  r3=$?
+fi
 wait $p1; r1=$?
 wait $p2; r2=$?
-stamp "built rc=$r1/$r2"
-if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then
-  tail -30 "$logs/build.log" "$logs/build_pre.log" >> "$sum"
+stamp "built rc=$r1/$r2/$r3"
+if [ $r1 -ne 0 ] || [ $r2 -ne 0 ] || [ $r3 -ne 0 ]; then
+  tail -30 "$logs"/build*.log >> "$sum"
   cat "$sum"
   exit 1
 fi
@@ -54,9 +68,10 @@ stamp "torch GPU tests rc=$?"
 grep -E "^(Ran|OK|FAILED)|FAIL:|ERROR:" "$logs/torch_gpu.log" | tail -8 >> "$sum"
 
 for pass in 1 2; do
-  for alt in new pre; do
+  for alt in $alts; do
     lib=$b/libkiln.so
     [ $alt = pre ] && lib=$pre/build/libkiln.so
+    [ $alt = alt ] && lib=$altb/build/libkiln.so
     mkdir -p "$work/results/$alt$pass"
     KILN_LIBRARY=$lib KILN_CACHE_DIR=$work/cache.$alt timeout 120 python3 \
       bench/reference_benchmark.py --only decode --kiln-tiers tensor \
