@@ -164,60 +164,6 @@ KILN_DEV void dec_step_at(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b
 #endif
 }
 
-/* Steps a warp asks L2 for ahead of its register loads: when step j's K and V loads go out,
- * step j + KILN_DECODE_AHEAD's rows are prefetched (no registers wait for them), so the
- * loads of each step find them in L2 and a warp has about KILN_DECODE_AHEAD + 1 steps of
- * bytes in flight, not one or two; what the register budget (two step buffers) allows
- * otherwise leaves a block bound by latency where few blocks are left streaming, at the end
- * of a call and in short calls. 0: no prefetch. */
-#ifndef KILN_DECODE_AHEAD
-#define KILN_DECODE_AHEAD 2
-#endif
-
-/* Prefetches the warp's step j into L2 if it is one of its steps: lane (g, t) asks for line
- * t % 2 (128 bytes) of key g + 8 (t / 2)'s K and V rows, so a step's 32 rows are covered by
- * two prefetches per lane; keys outside base + [lo_r, hi_r) are not touched. Paged rows
- * need the step's page in the window (else no prefetch), and steps that straddle pages get
- * none. Called where the warp holds one step buffer, not two (the registers it needs would
- * spill otherwise). Warp-uniform. */
-KILN_DEV void dec_prefetch(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
-                           kiln_i64 base, kiln_i32 first, kiln_i32 mine, kiln_i32 j,
-                           const void *pages_v, kiln_i32 lo_r, kiln_i32 hi_r)
-{
-    if (KILN_DECODE_AHEAD == 0 || j >= mine) return;
-    const kiln_i32 rel = first + j * NW * STEP;
-    const kiln_i64 kb = base + rel;
-    kiln_i64 k0, v0;
-#if KILN_MODE == KILN_MODE_ID_PAGED
-    {
-        const dec_pages *pages = (const dec_pages *)pages_v;
-        (void)s;
-        if (a->page_size % STEP != 0 || j - pages->j0 >= 32) return;
-        const kiln_i64 page = kiln_shfl_idx(pages->page, j - pages->j0);
-        const kiln_i64 slot = (kiln_u32)kb % (kiln_u32)a->page_size;
-        k0 = page * a->k_stride_batch + slot * a->k_stride_row;
-        v0 = page * a->v_stride_batch + slot * a->v_stride_row;
-    }
-#elif KILN_MODE == KILN_MODE_ID_VARLEN
-    (void)s, (void)pages_v;
-    k0 = ((kiln_i64)a->cu_seqlens_k[b] + kb) * a->k_stride_row;
-    v0 = ((kiln_i64)a->cu_seqlens_k[b] + kb) * a->v_stride_row;
-#else
-    (void)b, (void)pages_v;
-    k0 = s->k_off + kb * a->k_stride_row;
-    v0 = s->v_off + kb * a->v_stride_row;
-#endif
-    /* The lane read here: offsets kept from one call to the next would cost registers. */
-    const kiln_i32 lane = kiln_lane_now();
-    const kiln_i32 key = lane / 4 + 8 * (lane % 4 / 2);
-    const kiln_i32 line = lane % 2 * (128 / (kiln_i32)sizeof(kiln_elem));
-    if (rel + key < lo_r || rel + key >= hi_r || line >= D) return;
-    kiln_prefetch_l2((const kiln_elem *)a->k + hk * a->k_stride_head + k0 +
-                     key * a->k_stride_row + line);
-    kiln_prefetch_l2((const kiln_elem *)a->v + hk * a->v_stride_head + v0 +
-                     key * a->v_stride_row + line);
-}
-
 /* Issues the K loads of the step at key base + rel (rows at); keys base + [lo_r, hi_r) are
  * the block's, the others stay zeros. */
 KILN_DEV void dec_load_k(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b, kiln_i64 hk,
@@ -482,7 +428,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         dec_step_at(&a, &s, b, base, first, mine, 0, first, pv, &at);
         dec_load_k(&a, &s, b, hk, base, first, &at, lo_r, hi_r, g, t, &k0);
         dec_load_v(&a, &s, b, hk, base, first, &at, lo_r, hi_r, g, t, &v0);
-        dec_prefetch(&a, &s, b, hk, base, first, mine, KILN_DECODE_AHEAD, pv, lo_r, hi_r);
     }
 
     /* The block's Q rows in shared memory (zeros past the last row). Lane (g, t) reads
@@ -549,7 +494,10 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
          * step (8 KiB a warp at D = 128) is in flight while one is computed: all four
          * 32-register buffers live, no spill. Issuing V only after the scores (three
          * buffers live) ran 2-10% slower on an H200 (B 64, dense 4.02 against 4.22 TB/s,
-         * pages of 16 3.63 against 3.98). */
+         * pages of 16 3.63 against 3.98). More bytes in flight by L2 prefetches of the
+         * step 2 (4) ahead, two a lane a step, ran slower everywhere: B 1, 32k keys 3.09
+         * (2.97) against 3.24, B 64, 4k 3.91 (3.87) against 4.43
+         * (bench/results/decode-ab_prefetch_*). */
         kiln_u32 pb[2];
         for (kiln_i32 it = 0; it < mine; it += 2) {
             const kiln_i32 rel0 = first + it * NW * STEP, rel1 = rel0 + NW * STEP;
@@ -563,8 +511,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
             }
             dec_scores(&a, &r, qrow, &k0, rel0, g, &st, pb);
             dec_pv(&v0, pb, &st);
-            dec_prefetch(&a, &s, b, hk, base, first, mine, it + 1 + KILN_DECODE_AHEAD, pv, lo_r,
-                         hi_r);
             if (more1) {
                 if (more2) {
                     dec_at at;
@@ -574,8 +520,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
                 }
                 dec_scores(&a, &r, qrow, &k1, rel1, g, &st, pb);
                 dec_pv(&v1, pb, &st);
-                dec_prefetch(&a, &s, b, hk, base, first, mine, it + 2 + KILN_DECODE_AHEAD, pv,
-                             lo_r, hi_r);
             }
         }
     }

@@ -10,10 +10,6 @@
  * kiln_ldcg(p): one float from L2, never a stale L1 line (data other blocks wrote);
  * kiln_ldcg16(p): the same for 4 floats at a 16-byte aligned p, as raw bits.
  * kiln_stg16(p, x): stores the 4 floats x holds (raw bits) at a 16-byte aligned p.
- * kiln_prefetch_l2(p): asks for the cache line holding p to be brought into L2, with no
- * register waiting for it (PTX ISA "prefetch"); p must be a valid global address.
- * kiln_lane_now(): the thread's lane, read where it is called (a volatile read of %laneid):
- * what is computed from it is not hoisted out of a loop to stay live in registers.
  * kiln_cas64(p, cmp, val): atomic compare-and-swap of a 64-bit word; returns the old value.
  * kiln_arrive64(p, val): atomic add to a 64-bit word at GPU scope with acquire and release
  * semantics (PTX ISA "Memory Consistency Model": the writes this thread has observed,
@@ -60,10 +56,6 @@ KILN_DEV kiln_v4 kiln_ldcg16(const float *p)
     return r;
 }
 KILN_DEV void kiln_stg16(float *p, kiln_v4 x) { memcpy(p, &x, sizeof x); }
-/* Reads the byte, so a prefetch of an address outside the buffers is as visible to the
- * emulation's memory checks as a load would be. */
-KILN_DEV void kiln_prefetch_l2(const void *p) { (void)*(const volatile char *)p; }
-KILN_DEV kiln_i32 kiln_lane_now(void) { return kiln_thread_x() % 32; }
 KILN_DEV void kiln_reload_barrier(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 KILN_DEV kiln_u64 kiln_cas64(kiln_u64 *p, kiln_u64 cmp, kiln_u64 val)
 {
@@ -128,16 +120,6 @@ KILN_DEV void kiln_stg16(float *p, kiln_v4 x)
     asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(x.c[0]), "r"(x.c[1]),
                  "r"(x.c[2]), "r"(x.c[3])
                  : "memory");
-}
-KILN_DEV void kiln_prefetch_l2(const void *p)
-{
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
-KILN_DEV kiln_i32 kiln_lane_now(void)
-{
-    kiln_i32 r;
-    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
-    return r;
 }
 KILN_DEV void kiln_reload_barrier(void) { asm volatile("" ::: "memory"); }
 KILN_DEV kiln_u64 kiln_cas64(kiln_u64 *p, kiln_u64 cmp, kiln_u64 val)
