@@ -3,6 +3,8 @@
 kiln chooses (num_splits=0), on BENCH.md suite 3's shapes (q length 1, 32 / 8 heads, D=128,
 bf16, dense KV): the data behind the split rule in src/gpu/backend_gpu.c.
     PYTHONPATH=python python3 bench/decode_splits.py [out.json]
+KILN_BENCH_SPLITS (e.g. "16,32,33") replaces the counts tried; KILN_BENCH_SHAPES
+("B:L,B:L") the shapes.
 """
 import json
 import os
@@ -24,21 +26,24 @@ def rate(fn, kv_bytes):
 def main():
     rows = []
     hq, hkv, d = 32, 8, 128
-    for b in (1, 8, 64):
-        for L in (4096, 32768):
+    counts = [int(x) for x in os.environ.get("KILN_BENCH_SPLITS", "1,2,4,8,16,32,64").split(",")]
+    shapes = [tuple(int(y) for y in x.split(":")) for x in os.environ.get(
+        "KILN_BENCH_SHAPES", "1:4096,1:32768,8:4096,8:32768,64:4096,64:32768").split(",")]
+    for b, L in shapes:
+        if True:
             q = torch.randn(b, 1, hq, d, device="cuda", dtype=torch.bfloat16)
             k = torch.randn(b, L, hkv, d, device="cuda", dtype=torch.bfloat16)
             v = torch.randn_like(k)
             out = torch.empty_like(q)
             kv = 2 * k.numel() * 2
             row = {"B": b, "L": L}
-            for s in (0, 1, 2, 4, 8, 16, 32, 64):
+            for s in [0] + counts:
                 row[f"s{s}"] = rate(lambda: kiln.attention(q, k, v, out=out, num_splits=s), kv)
                 if s == 0:
                     row["auto"] = kiln.last_dispatch()
             rows.append(row)
             print(f"B={b:3d} L={L:6d} auto={row['auto']['num_splits']:3d} ({row['s0']:.2f})  " +
-                  "  ".join(f"{s}:{row[f's{s}']:.2f}" for s in (1, 2, 4, 8, 16, 32, 64)) +
+                  "  ".join(f"{s}:{row[f's{s}']:.2f}" for s in counts) +
                   " TB/s", flush=True)
             del q, k, v, out
     if len(sys.argv) > 1:

@@ -37,8 +37,9 @@
  * its max is three xor-shuffles. Keys outside the block's range are never loaded (their
  * registers are zeros and their scores -inf), so no stale or past-the-end value reaches a
  * sum.
- * At the end the 4 warps' partial states merge through shared memory (16 KiB at D = 128;
- * 26 KiB of shared memory in all with Q and the split weights).
+ * At the end the 4 warps' partial states merge through shared memory (18 KiB at D = 128,
+ * rows padded against bank conflicts; 28 KiB of shared memory in all with Q and the split
+ * weights).
  * With num_splits == 1 the block writes out and LSE. Otherwise it writes its normalised
  * partial output and LSE to the workspace (layout of kernels/kiln_args.h), and the block
  * that arrives last in its split group (a 64-bit counter per group after the LSE, see
@@ -72,9 +73,15 @@
 #define NKS (D / 16) /* k-steps of K Q^T */
 #define NMT (D / 16) /* m-tiles (16 dims) of O^T */
 #define DPT (D / 16) /* dims per thread in the merges: 16 threads per row */
+/* Row pitch of the warps' O^T states in shared memory: D + 17 floats, so a warp's scattered
+ * stores of one fragment slot (rows 2t + c, dims 8g + ..., dec_store_warp) fall on 16 banks
+ * instead of 4, and the merge's reads of dims i + 16e (thread i of a row) from two rows on
+ * 31 of 32. With a pitch of D, both were 8-way conflicts on every block's way out of the key
+ * loop. */
+#define SOP (D + 17)
 #define MSL (NT / (D / 4)) /* split lanes of the split merge: D / 4 threads per lane */
 #define MU 4               /* splits a merge lane loads at once */
-#define SO_FLOATS (NW * ROWS * D > MSL * ROWS * D ? NW * ROWS * D : MSL * ROWS * D)
+#define SO_FLOATS (NW * ROWS * SOP > MSL * ROWS * D ? NW * ROWS * SOP : MSL * ROWS * D)
 #define KILN_LOG2E 1.4426950408889634f
 #define KILN_LN2 0.6931471805599453f
 
@@ -320,7 +327,7 @@ KILN_DEV void dec_pv(const dec_vbuf *buf, const kiln_u32 pb[2], dec_state *st)
 
 /* Lane (g, t)'s O^T values: m-tile mt = 4h + w, C slot 2 half + c is row 2t + c, dim
  * 8 (g + 8h) + 2w + half (the dims its V pieces held). */
-KILN_DEV void dec_store_warp(const dec_state *st, kiln_i32 g, kiln_i32 t, float so[ROWS][D])
+KILN_DEV void dec_store_warp(const dec_state *st, kiln_i32 g, kiln_i32 t, float so[ROWS][SOP])
 {
     #pragma unroll
     for (kiln_i32 mt = 0; mt < NMT; ++mt) {
@@ -367,7 +374,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     KILN_SHARED KILN_ALIGN16 kiln_elem qs[ROWS][D];
     /* The warps' O^T states, then the merge's per-lane partial sums. */
     KILN_SHARED KILN_ALIGN16 float so_flat[SO_FLOATS];
-    float(*so)[ROWS][D] = (float(*)[ROWS][D])so_flat;
+    float(*so)[ROWS][SOP] = (float(*)[ROWS][SOP])so_flat;
     KILN_SHARED float sm[NW][ROWS], sl[NW][ROWS];
     KILN_SHARED float sw[ROWS][KILN_DECODE_MAX_SPLITS]; /* the merge's split weights */
     KILN_SHARED int last_flag;
@@ -524,8 +531,9 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         }
     }
 
-    /* The warps' states meet in shared memory; thread tid then merges its row and dims
-     * (row, d0 above). */
+    /* The warps' states meet in shared memory; thread tid then merges its row (row above)
+     * at dims i + 16e, i = tid % 16 (each of a row's stores and loads then covers 16
+     * neighbouring dims across its threads). */
     #pragma unroll
     for (kiln_i32 c = 0; c < 2; ++c) {
         st.l[c] += kiln_shfl_xor(st.l[c], 4);
@@ -545,7 +553,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
      * key loop cost the varlen variants a spill. */
     kiln_reload_barrier();
     const kiln_seq se = kiln_seq_of(&a, b);
-    const kiln_i32 row = tid / 16, d0 = (tid % 16) * DPT;
+    const kiln_i32 row = tid / 16, di = tid % 16;
     const int live = p0 + row < rows;
     const kiln_i32 pl = live ? p0 + row : rows - 1;
     const kiln_i64 i = pl / group;
@@ -563,7 +571,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
             const float f = kiln_exp2f(sm[w][row] - use);
             l += f * sl[w][row];
             #pragma unroll
-            for (kiln_i32 e = 0; e < DPT; ++e) acc[e] += f * so[w][row][d0 + e];
+            for (kiln_i32 e = 0; e < DPT; ++e) acc[e] += f * so[w][row][di + 16 * e];
         }
     }
     /* l == 0: no visible key (every weight exactly 0): out 0, LSE -inf. A NaN anywhere
@@ -571,13 +579,13 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     const float inv = l == 0.0f ? 0.0f : 1.0f / l;
     const float lse = l == 0.0f ? kiln_neg_inf() : m * KILN_LN2 + kiln_logf(l);
     kiln_elem *out = (kiln_elem *)a.out;
-    const kiln_i64 o_at = se.o_off + i * a.o_stride_row + h * a.o_stride_head + d0;
+    const kiln_i64 o_at = se.o_off + i * a.o_stride_row + h * a.o_stride_head + di;
     const kiln_i64 l_at = se.lse_off + h * a.lse_stride_head + i * a.lse_stride_row;
 
     if (a.num_splits == 1) {
         if (live) {
             #pragma unroll
-            for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + e] = kiln_f32_to_elem(acc[e] * inv);
+            for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + 16 * e] = kiln_f32_to_elem(acc[e] * inv);
             if (tid % 16 == 0 && a.lse) a.lse[l_at] = lse;
         }
         return;
@@ -587,14 +595,9 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     const kiln_i64 split_rows = a.rows_q * a.heads_q;
     const kiln_i64 wrow = (se.row0 + i) * a.heads_q + h;
     if (live) {
-        float *wo = a.ws_out + (split * split_rows + wrow) * D + d0;
+        float *wo = a.ws_out + (split * split_rows + wrow) * D + di;
         #pragma unroll
-        for (kiln_i32 e = 0; e < DPT; e += 4) {
-            kiln_v4 x;
-            #pragma unroll
-            for (kiln_i32 u = 0; u < 4; ++u) x.c[u] = kiln_f32_bits(acc[e + u] * inv);
-            kiln_stg16(wo + e, x);
-        }
+        for (kiln_i32 e = 0; e < DPT; ++e) wo[16 * e] = acc[e] * inv;
         if (tid % 16 == 0) a.ws_lse[split * split_rows + wrow] = lse;
     }
     /* The block's stores come before thread 0's count (the barrier, then its release); the
@@ -690,7 +693,8 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         for (kiln_i32 e = 0; e < DPT; ++e) {
             float sum = 0.0f;
             #pragma unroll
-            for (kiln_i32 l2 = 0; l2 < MSL; ++l2) sum += so_flat[(l2 * ROWS + row) * D + d0 + e];
+            for (kiln_i32 l2 = 0; l2 < MSL; ++l2)
+                sum += so_flat[(l2 * ROWS + row) * D + di + 16 * e];
             acc[e] = sum;
         }
     }
@@ -700,6 +704,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     if (tid == 0) kiln_st64(dec_counter(&a, se.row0, p0, group, hk), (kiln_u64)KILN_DECODE_TAG << 32);
     if (!live) return;
     #pragma unroll
-    for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + e] = kiln_f32_to_elem(acc[e] * tinv);
+    for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + 16 * e] = kiln_f32_to_elem(acc[e] * tinv);
     if (part == 0 && a.lse) a.lse[l_at] = tot == 0.0f ? kiln_neg_inf() : mm + kiln_logf(tot);
 }
