@@ -91,12 +91,12 @@ fi
 if has sass; then
   rm -rf /tmp/kiln-cm
   timeout 120 $b/tests/test_compile_matrix sm_90 /tmp/kiln-cm .hopper > "$logs/sass.log" 2>&1
-  for f in /tmp/kiln-cm/sm_90/*.hopper.cubin; do
+  for f in /tmp/kiln-cm/sm_90/*.hopper.*.cubin; do
     n=$(cuobjdump -sass "$f" 2>/dev/null | grep -c HGMMA)
     l=$(cuobjdump -sass "$f" 2>/dev/null | grep -cE "\b(LDL|STL)\b")
     echo "$(basename "$f"): HGMMA $n, LDL/STL $l"
   done >> "$logs/sass.log" 2>&1
-  cuobjdump -sass /tmp/kiln-cm/sm_90/attn_fwd.bf16.d128.causal.fixed.hopper.cubin \
+  cuobjdump -sass /tmp/kiln-cm/sm_90/attn_fwd.bf16.d128.causal.fixed.hopper.*.cubin \
     > "$logs/sass_bf16_d128_causal.txt" 2>&1
   stamp "sass"
   tail -16 "$logs/sass.log" >> "$sum"

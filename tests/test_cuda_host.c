@@ -7,7 +7,9 @@
  *   - KILN_GPU_TIER is read when a context starts, not per call; a bad value fails there;
  *   - on the (sm_90) device every launch allows programmatic dependencies, none does with
  *     KILN_GPU_PDL=0, and a bad value fails when the context starts;
- *   - while one thread compiles a new variant, another keeps calling a loaded one.
+ *   - while one thread compiles a new variant, another keeps calling a loaded one;
+ *   - a shipped code object (KILN_AOT_DIR) is loaded only under the name that carries this
+ *     library's kernel-source hash, never one built from other sources.
  * Skipped where the fake driver is not built (Windows, builds without CUDA) or NVRTC is
  * missing.
  */
@@ -20,14 +22,17 @@
 #include "platform/platform.h"
 
 #ifdef KILN_FAKE_CUDA
+#include "gpu/aot.h"
 #include "gpu/cache.h"
 
 typedef int (*ctx_fn)(void **);
 typedef int (*set_fn)(void *);
 typedef long (*count_fn)(void);
+typedef long (*mark_fn)(const char *);
 static ctx_fn get_current;
 static set_fn set_current;
 static count_fn launches, pdl_launches;
+static mark_fn marked_loads;
 
 typedef struct {
     kiln_context *ctx;
@@ -107,6 +112,7 @@ static void test_host_path(void)
     set_current = (set_fn)kiln_dl_sym(lib, "cuCtxSetCurrent");
     launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_launches");
     pdl_launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_pdl_launches");
+    marked_loads = (mark_fn)kiln_dl_sym(lib, "fake_cuda_marked_loads");
     /* A cache of its own, kept between runs. */
     kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
     kiln_env_set("KILN_CUDA_DRIVER_PATH", KILN_FAKE_CUDA);
@@ -220,6 +226,71 @@ static void test_host_path(void)
     CHECK_STR_CONTAINS(kiln_last_error(), "KILN_GPU_PDL=yes");
     CHECK(bad == NULL);
     kiln_env_set("KILN_GPU_PDL", NULL);
+    check_note_ran();
+
+    check_case("cuda host: shipped code objects only from this library's kernel sources");
+    {
+        /* kiln build of the call's one variant, its object's bytes replaced by a marker
+         * under the name it was written with, and markers under the names of objects from
+         * other sources beside it (another hash; no hash, as builds before hashes wrote). */
+        kiln_dispatch disp;
+        char aot[1024], dir[1100], path[1400], fresh[1400], werr[256];
+        kiln_dispatch_init(&disp);
+        CHECK_OK(run(&p));
+        CHECK_OK(kiln_last_dispatch(&disp));
+        snprintf(aot, sizeof aot, "%s-aot", KILN_TEST_CACHE_DIR);
+        snprintf(dir, sizeof dir, "%s%csm_90", aot, kiln_fs_sep());
+        CHECK_OK(kiln_aot_build_filtered("sm_90", aot, 1, disp.variant, NULL, NULL));
+        /* The object's name: KEY.<source hash>.cubin, the hash as the manifest gives it. */
+        char hash[17] = "";
+        {
+            char manifest[1200];
+            void *text = NULL;
+            size_t len = 0;
+            snprintf(manifest, sizeof manifest, "%s%cmanifest.json", aot, kiln_fs_sep());
+            CHECK(kiln_fs_read(manifest, &text, &len, werr, sizeof werr) == 0);
+            const char *at = text ? strstr((const char *)text, "\"source_hash\"") : NULL;
+            if (at) at = strchr(at + 13, '"');
+            if (at) snprintf(hash, sizeof hash, "%.16s", at + 1);
+            free(text);
+        }
+        CHECK_EQ((int)strlen(hash), 16);
+        snprintf(fresh, sizeof fresh, "%s%c%s.%s.cubin", dir, kiln_fs_sep(), disp.variant, hash);
+        CHECK(kiln_fs_exists(fresh));
+        CHECK(kiln_fs_write_atomic(fresh, "KILNTEST-fresh", 14, werr, sizeof werr) == 0);
+        snprintf(path, sizeof path, "%s%c%s.0123456789abcdef.cubin", dir, kiln_fs_sep(),
+                 disp.variant);
+        CHECK(kiln_fs_write_atomic(path, "KILNTEST-stale", 14, werr, sizeof werr) == 0);
+        snprintf(path, sizeof path, "%s%c%s.cubin", dir, kiln_fs_sep(), disp.variant);
+        CHECK(kiln_fs_write_atomic(path, "KILNTEST-stale", 14, werr, sizeof werr) == 0);
+        kiln_env_set("KILN_AOT_DIR", aot);
+        long fresh0 = marked_loads("fresh"), stale0 = marked_loads("stale");
+        kiln_context *shipped = NULL;
+        CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &shipped));
+        if (shipped) {
+            problem g;
+            make(&g, shipped, 128, 64);
+            CHECK_OK(run(&g));
+            CHECK_EQ(marked_loads("fresh") - fresh0, 1);
+            CHECK_EQ(marked_loads("stale") - stale0, 0);
+            unmake(&g);
+            kiln_context_free(shipped);
+        }
+        /* Only objects from other sources: the variant is compiled (NVRTC), none loaded. */
+        kiln_fs_remove(fresh);
+        shipped = NULL;
+        CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &shipped));
+        if (shipped) {
+            problem g;
+            make(&g, shipped, 128, 64);
+            CHECK_OK(run(&g));
+            CHECK_EQ(marked_loads("fresh") - fresh0, 1);
+            CHECK_EQ(marked_loads("stale") - stale0, 0);
+            unmake(&g);
+            kiln_context_free(shipped);
+        }
+        kiln_env_set("KILN_AOT_DIR", NULL);
+    }
     check_note_ran();
 
     check_case("cuda host: a compile does not stall calls of loaded variants");

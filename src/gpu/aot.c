@@ -20,6 +20,7 @@ typedef struct aot_job {
     const kiln_target *t;
     kiln_gpu_variant v;
     char key[128];
+    char source_hash[17]; /* of the variant's kernel file, part of the object's name */
     kiln_status status;
     char message[1536];
     size_t bytes;
@@ -190,14 +191,15 @@ static void run_job(aot_build *b, aot_job *j)
 {
     void *image = NULL;
     size_t len = 0;
-    kiln_status st = compile_job(b, j, &image, &len);
+    kiln_status st = kiln_kernel_source_hash(kiln_gpu_variant_file(&j->v), j->source_hash);
+    if (st == KILN_OK) st = compile_job(b, j, &image, &len);
     if (st == KILN_OK)
         st = kiln_code_object_inspect(image, len, kiln_gpu_variant_kernel(&j->v), &j->info);
     if (st == KILN_OK) st = kiln_code_object_check(j->t, j->key, block_threads(&j->v), &j->info);
     if (st == KILN_OK) {
         char dir[PATH_CAP], path[PATH_CAP], name[160], err[512];
         join(dir, sizeof dir, b->out_dir, j->t->name);
-        snprintf(name, sizeof name, "%s.%s", j->key,
+        snprintf(name, sizeof name, "%s.%s.%s", j->key, j->source_hash,
                  j->t->vendor == KILN_VENDOR_NVIDIA ? "cubin" : "hsaco");
         join(path, sizeof path, dir, name);
         if (kiln_fs_write_atomic(path, image, len, err, sizeof err) != 0)
@@ -270,7 +272,7 @@ static kiln_status write_manifest(const aot_build *b, const kiln_target *const *
         const aot_job *o = &b->jobs[i];
         char file[200];
         if (o->status != KILN_OK) continue;
-        snprintf(file, sizeof file, "%s/%s.%s", o->t->name, o->key,
+        snprintf(file, sizeof file, "%s/%s.%s.%s", o->t->name, o->key, o->source_hash,
                  o->t->vendor == KILN_VENDOR_NVIDIA ? "cubin" : "hsaco");
         kiln_json_object_begin(&j, NULL);
         kiln_json_string(&j, "target", o->t->name);
@@ -278,6 +280,7 @@ static kiln_status write_manifest(const aot_build *b, const kiln_target *const *
         kiln_json_string(&j, "tier", kiln_gpu_variant_tier_name(&o->v));
         kiln_json_string(&j, "kernel", kiln_gpu_variant_kernel(&o->v));
         kiln_json_string(&j, "file", file);
+        kiln_json_string(&j, "source_hash", o->source_hash);
         kiln_json_int(&j, "bytes", (int64_t)o->bytes);
         kiln_json_int(&j, "registers", o->info.registers);
         kiln_json_int(&j, "agprs", o->info.agprs);

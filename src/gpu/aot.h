@@ -2,9 +2,10 @@
  * Ahead-of-time builds: every generic variant (attention in all modes, split combine,
  * activations) for every listed target, in parallel, each object checked against the
  * target table's limits. Layout written (read back by aot_dir.h):
- *   OUT/<target>/<variant key>.cubin | .hsaco
- *   OUT/manifest.json   {"targets": [...], "objects": [{target, variant, kernel, file, bytes,
- *                        registers, agprs, sgprs, shared_bytes, stack_bytes, wave_size}]}
+ *   OUT/<target>/<variant key>.<source hash>.cubin | .hsaco   (the hash: aot_dir.h)
+ *   OUT/manifest.json   {"targets": [...], "objects": [{target, variant, kernel, file,
+ *                        source_hash, bytes, registers, agprs, sgprs, shared_bytes,
+ *                        stack_bytes, wave_size, ...}]}
  *   OUT/.src/<file>     the resolved sources handed to clang
  * Compilers: NVIDIA through NVRTC (loaded at run time, no GPU needed); AMD through clang
  * (KILN_CLANG, else clang-19, clang-20, clang-18, clang on PATH) run as a child process

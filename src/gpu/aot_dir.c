@@ -57,18 +57,57 @@ int kiln_gpu_aot_ships(const char *target)
     return found;
 }
 
-kiln_status kiln_aot_load(const char *target, const char *variant_key, void **image,
-                          size_t *len)
+typedef struct stale_search {
+    const char *key;
+    int found;
+} stale_search;
+
+static int is_hex16(const char *s)
+{
+    for (int i = 0; i < 16; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return 1;
+}
+
+/* An object for the key under another source hash (KEY.HASH.EXT), or under the names of
+ * builds before hashes were part of them (KEY.EXT). */
+static int find_stale(const char *name, void *user)
+{
+    stale_search *q = user;
+    static const char *exts[] = {".cubin", ".hsaco"};
+    size_t k = strlen(q->key), n = strlen(name);
+    if (n <= k || strncmp(name, q->key, k) != 0) return 0;
+    for (int i = 0; i < 2; i++) {
+        size_t e = strlen(exts[i]);
+        if (n == k + e && !strcmp(name + k, exts[i])) q->found = 1;
+        if (n == k + 17 + e && name[k] == '.' && is_hex16(name + k + 1) &&
+            !strcmp(name + k + 17, exts[i]))
+            q->found = 1;
+    }
+    return q->found;
+}
+
+kiln_status kiln_aot_load(const char *target, const char *variant_key, const char *source_hash,
+                          void **image, size_t *len, int *stale)
 {
     static const char *exts[] = {"cubin", "hsaco"};
     char dir[1024], path[1400], err[256];
     size_t i;
+    *stale = 0;
     if (kiln_aot_dir(dir, sizeof dir) != 0) return KILN_KERNEL_NOT_FOUND;
     for (i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s%c%s%c%s.%s", dir, kiln_fs_sep(), target, kiln_fs_sep(),
-                 variant_key, exts[i]);
+        snprintf(path, sizeof path, "%s%c%s%c%s.%s.%s", dir, kiln_fs_sep(), target,
+                 kiln_fs_sep(), variant_key, source_hash, exts[i]);
         if (kiln_fs_exists(path) && kiln_fs_read(path, image, len, err, sizeof err) == 0)
             return KILN_OK;
+    }
+    {
+        stale_search q;
+        q.key = variant_key;
+        q.found = 0;
+        snprintf(path, sizeof path, "%s%c%s", dir, kiln_fs_sep(), target);
+        kiln_fs_list(path, find_stale, &q);
+        *stale = q.found;
     }
     return KILN_KERNEL_NOT_FOUND;
 }

@@ -145,9 +145,14 @@ static kiln_status build(gpu_state *s, const kiln_gpu_variant *v, const char *ke
     void *image = NULL;
     size_t len = 0;
     kiln_status st = KILN_KERNEL_NOT_FOUND;
-    /* A code object shipped for this exact target comes first; one the driver refuses
-     * (built by a newer compiler, say) is compiled again rather than failing the call. */
-    if (kiln_aot_load(s->info.target, key, &image, &len) == KILN_OK) {
+    char hash[17];
+    int stale = 0;
+    /* A code object shipped for this exact target, built from this library's kernel sources,
+     * comes first; one the driver refuses (built by a newer compiler, say) is compiled again
+     * rather than failing the call. One built from other sources is never loaded: its
+     * arguments or its launch contract may differ (aot_dir.h). */
+    KILN_FORWARD(kiln_kernel_source_hash(kiln_gpu_variant_file(v), hash));
+    if (kiln_aot_load(s->info.target, key, hash, &image, &len, &stale) == KILN_OK) {
         st = kiln_gpu_module_load(s->dev, image, len, &k->module);
         free(image);
         image = NULL;
@@ -155,6 +160,11 @@ static kiln_status build(gpu_state *s, const kiln_gpu_variant *v, const char *ke
             kiln_log(KILN_LOG_INFO,
                      "kiln: the shipped %s for %s does not load (%s); compiling it", key,
                      s->info.target, kiln_last_error());
+    } else if (stale) {
+        kiln_log(KILN_LOG_INFO,
+                 "kiln: the shipped %s for %s was built from other kernel sources than this "
+                 "library's; compiling it",
+                 key, s->info.target);
     }
     if (st != KILN_OK) {
         char version[32] = "";
@@ -164,8 +174,12 @@ static kiln_status build(gpu_state *s, const kiln_gpu_variant *v, const char *ke
             kiln_aot_targets(shipped, sizeof shipped);
             return kiln_fail(KILN_KERNEL_NOT_FOUND,
                              "no code object for %s on %s: this build ships code objects for "
-                             "[%s], and compiling one needs %s: %s",
-                             key, s->info.target, shipped, s->drv->compiler, why);
+                             "[%s]%s, and compiling one needs %s: %s",
+                             key, s->info.target, shipped,
+                             stale ? " (its one for this variant was built from other kernel "
+                                     "sources than this library's)"
+                                   : "",
+                             s->drv->compiler, why);
         }
         KILN_FORWARD(
             kiln_gpu_variant_image(s->drv, s->info.target, version, v, &image, &len, NULL));

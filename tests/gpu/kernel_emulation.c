@@ -418,9 +418,10 @@ int main(int argc, char **argv)
         /* The tensor tier's widest shapes with their own head dims (Q from shared memory). */
         {"fixed causal d192",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 192, 21, 80, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0, 0},
         {"prefill window d160",KILN_MODE_PAGED, 1, KILN_BF16, 3, 2, 1, 160, 0, 0, q3, k3, 0, 10, 3, 4.0f, 0, 2, 1, 0, 16, 0},
-        /* Decode kernel: long caches over many 16-key steps, pages of 16 and 64 (one table
-         * lookup a step) and of 8 (a lookup a key), split groups merged by their last
-         * block, GQA groups of 1 to 8, up to 8 queries (8 row blocks of 8 rows). */
+        /* Decode kernel: long caches over many 16-key steps, pages of 16 and 64 (a warp's
+         * table entries read 32 steps at a time) and of 8 (a lookup a key), split groups
+         * merged by their last block, GQA groups of 1 to 8, up to 8 queries (8 row blocks
+         * of 8 rows). */
         {"dec dense gqa4",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 8, 2, 128, 1, 700, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0, 1},
         {"dec dense split",    KILN_MODE_FIXED, 0, KILN_F16, 2, 8, 2, 128, 1, 1001, 0, 0, 0, -1, -1, 0, 0, 5, 1, 0, 0, 1},
         {"dec paged16 split",  KILN_MODE_PAGED, 0, KILN_BF16, 3, 8, 2, 128, 1, 0, 0, kl3, 0, -1, -1, 0, 0, 4, 1, 0, 16, 1},

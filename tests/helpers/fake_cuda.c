@@ -10,6 +10,8 @@
  * a test see whether kiln put the caller's context back. Launches come through
  * cuLaunchKernelEx with the programmatic-dependency attribute (the device is sm_90) or,
  * with KILN_GPU_PDL=0, through cuLaunchKernel; fake_cuda_pdl_launches() counts the first.
+ * fake_cuda_marked_loads(m) counts the module images that begin with "KILNTEST-<m>" (a test's
+ * stand-ins for shipped code objects), so a test sees which file kiln loaded.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,11 +30,18 @@ enum { OK = 0, INVALID_VALUE = 1, INVALID_CONTEXT = 201, NOT_FOUND = 500 };
 static int primary_ctx; /* its address is the device's primary context */
 static _Thread_local void *current;
 static long launches, pdl_launches;
+static long marked_fresh, marked_stale;
 
 FAKE_API long fake_cuda_launches(void) { return __atomic_load_n(&launches, __ATOMIC_RELAXED); }
 FAKE_API long fake_cuda_pdl_launches(void)
 {
     return __atomic_load_n(&pdl_launches, __ATOMIC_RELAXED);
+}
+
+FAKE_API long fake_cuda_marked_loads(const char *mark)
+{
+    return __atomic_load_n(strcmp(mark, "fresh") == 0 ? &marked_fresh : &marked_stale,
+                           __ATOMIC_RELAXED);
 }
 
 FAKE_API CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : OK; }
@@ -86,6 +95,10 @@ FAKE_API CUresult cuFuncSetAttribute(void *fn, int attribute, int value)
 FAKE_API CUresult cuModuleLoadData(void **module, const void *image)
 {
     if (current != &primary_ctx) return INVALID_CONTEXT;
+    if (image && !memcmp(image, "KILNTEST-fresh", 14))
+        __atomic_fetch_add(&marked_fresh, 1, __ATOMIC_RELAXED);
+    if (image && !memcmp(image, "KILNTEST-stale", 14))
+        __atomic_fetch_add(&marked_stale, 1, __ATOMIC_RELAXED);
     *module = malloc(1);
     return image && *module ? OK : INVALID_VALUE;
 }
