@@ -6,7 +6,8 @@
  *   - the dispatch report names what ran (formatted when asked);
  *   - KILN_GPU_TIER is read when a context starts, not per call; a bad value fails there;
  *   - on the (sm_90) device every launch allows programmatic dependencies, none does with
- *     KILN_GPU_PDL=0, and a bad value fails when the context starts;
+ *     KILN_GPU_PDL=0, and a bad value fails when the context starts; a driver that refuses
+ *     the attribute gets the plain launch, then only plain ones;
  *   - while one thread compiles a new variant, another keeps calling a loaded one;
  *   - a shipped code object (KILN_AOT_DIR) is loaded only under the name that carries this
  *     library's kernel-source hash, never one built from other sources.
@@ -29,10 +30,12 @@ typedef int (*ctx_fn)(void **);
 typedef int (*set_fn)(void *);
 typedef long (*count_fn)(void);
 typedef long (*mark_fn)(const char *);
+typedef void (*refuse_fn)(int);
 static ctx_fn get_current;
 static set_fn set_current;
 static count_fn launches, pdl_launches;
 static mark_fn marked_loads;
+static refuse_fn refuse_pdl;
 
 typedef struct {
     kiln_context *ctx;
@@ -113,6 +116,7 @@ static void test_host_path(void)
     launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_launches");
     pdl_launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_pdl_launches");
     marked_loads = (mark_fn)kiln_dl_sym(lib, "fake_cuda_marked_loads");
+    refuse_pdl = (refuse_fn)kiln_dl_sym(lib, "fake_cuda_refuse_pdl");
     /* A cache of its own, kept between runs. */
     kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
     kiln_env_set("KILN_CUDA_DRIVER_PATH", KILN_FAKE_CUDA);
@@ -219,6 +223,30 @@ static void test_host_path(void)
         CHECK_EQ(pdl_launches() - pdl_before, 0);
         unmake(&g);
         kiln_context_free(plain);
+    }
+    /* A driver that refuses the attribute: the call still runs (plain), and so do the
+     * next ones, without trying it again; the description says so. */
+    {
+        kiln_context *refusing = NULL;
+        CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &refusing));
+        if (refusing) {
+            problem g;
+            char info[16384];
+            make(&g, refusing, 128, 64);
+            refuse_pdl(1);
+            before = launches();
+            pdl_before = pdl_launches();
+            CHECK_OK(run(&g));
+            CHECK_OK(run(&g));
+            refuse_pdl(0);
+            CHECK_OK(run(&g));
+            CHECK_EQ(launches() - before, 3);
+            CHECK_EQ(pdl_launches() - pdl_before, 0);
+            CHECK_OK(kiln_info_json(refusing, info, sizeof info, NULL));
+            CHECK_EQ(pdl_in(info), 0);
+            unmake(&g);
+            kiln_context_free(refusing);
+        }
     }
     kiln_env_set("KILN_GPU_PDL", "yes");
     bad = NULL;

@@ -495,7 +495,7 @@ static void gpu_describe(void *state, kiln_json *j)
     kiln_json_string(j, "target", i->target);
     kiln_json_string(j, "arch_reported", i->arch_reported);
     kiln_json_int(j, "compute_units", i->compute_units);
-    kiln_json_bool(j, "programmatic_launch", s->dev->pdl);
+    kiln_json_bool(j, "programmatic_launch", kiln_atomic_load_int(&s->dev->pdl));
     kiln_json_int(j, "compute_units_reported", i->compute_units_reported);
     kiln_json_string(j, "compute_units_source", i->cu_source);
     kiln_json_int(j, "wave_size", i->wave_size);

@@ -216,16 +216,28 @@ kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[
                             const unsigned block[3], unsigned smem_bytes, void *stream,
                             void **args)
 {
-    if (dev->pdl) {
+    int refused = 0;
+    if (kiln_atomic_load_int(&dev->pdl)) {
         int r = dev->drv->launch_pdl(fn, grid, block, smem_bytes, stream, args);
-        if (r != 0) return kiln_gpu_fail(dev->drv, KILN_DEVICE_ERROR, r, "cuLaunchKernelEx");
-        return KILN_OK;
+        if (r == 0) return KILN_OK;
+        /* A driver with cuLaunchKernelEx that refuses the attribute (a virtualised device,
+         * a capture it does not support) gets the same launch without it; if that goes
+         * through, the device launches without it from then on. */
+        kiln_gpu_fail(dev->drv, KILN_DEVICE_ERROR, r, "cuLaunchKernelEx");
+        refused = 1;
     }
     int r = dev->drv->api->launch(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                   smem_bytes, stream, args, NULL);
     if (r != 0)
         return kiln_gpu_fail(dev->drv, KILN_DEVICE_ERROR, r,
                              name_of(dev->drv, KILN_GPU_SLOT_launch));
+    if (refused && kiln_atomic_load_int(&dev->pdl)) {
+        kiln_atomic_store_int(&dev->pdl, 0);
+        kiln_log(KILN_LOG_INFO,
+                 "kiln: the driver refused a programmatic dependent launch (%s) and took the "
+                 "plain one; launching without it on this device from now on",
+                 kiln_last_error());
+    }
     return KILN_OK;
 }
 

@@ -181,7 +181,8 @@ struct kiln_gpu_device {
     int handle;  /* the driver's device handle (CUdevice) */
     /* Launches go through drv->launch_pdl: set by open() where the device and driver can
      * (compute capability 9.0 or newer, cuLaunchKernelEx), cleared by the backend when
-     * KILN_GPU_PDL=0; fixed before the first launch. */
+     * KILN_GPU_PDL=0, and by the first launch the driver refuses with the attribute but
+     * takes without it (read and cleared atomically: launches run without a lock). */
     int pdl;
 };
 

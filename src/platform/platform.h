@@ -45,6 +45,9 @@ void kiln_mutex_unlock(kiln_mutex *m);
  * pointer sees everything written before it was published. */
 void *kiln_atomic_load_ptr(void *const *p);
 void kiln_atomic_store_ptr(void **p, void *value);
+/* The same for an int flag. */
+int kiln_atomic_load_int(const int *p);
+void kiln_atomic_store_int(int *p, int value);
 
 kiln_cond *kiln_cond_create(void);
 void kiln_cond_free(kiln_cond *c);

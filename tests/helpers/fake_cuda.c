@@ -12,6 +12,8 @@
  * with KILN_GPU_PDL=0, through cuLaunchKernel; fake_cuda_pdl_launches() counts the first.
  * fake_cuda_marked_loads(m) counts the module images that begin with "KILNTEST-<m>" (a test's
  * stand-ins for shipped code objects), so a test sees which file kiln loaded.
+ * fake_cuda_refuse_pdl(1) makes cuLaunchKernelEx refuse the programmatic attribute
+ * (CUDA_ERROR_NOT_SUPPORTED), as a driver that has the entry point but not the feature.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +33,7 @@ static int primary_ctx; /* its address is the device's primary context */
 static _Thread_local void *current;
 static long launches, pdl_launches;
 static long marked_fresh, marked_stale;
+static int refuse_pdl;
 
 FAKE_API long fake_cuda_launches(void) { return __atomic_load_n(&launches, __ATOMIC_RELAXED); }
 FAKE_API long fake_cuda_pdl_launches(void)
@@ -43,6 +46,8 @@ FAKE_API long fake_cuda_marked_loads(const char *mark)
     return __atomic_load_n(strcmp(mark, "fresh") == 0 ? &marked_fresh : &marked_stale,
                            __ATOMIC_RELAXED);
 }
+
+FAKE_API void fake_cuda_refuse_pdl(int on) { __atomic_store_n(&refuse_pdl, on, __ATOMIC_RELAXED); }
 
 FAKE_API CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : OK; }
 FAKE_API CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
@@ -147,6 +152,7 @@ FAKE_API CUresult cuLaunchKernelEx(const fake_launch_config *c, void *fn, void *
             return INVALID_VALUE;
         pdl |= c->attrs[i].v.value;
     }
+    if (pdl && __atomic_load_n(&refuse_pdl, __ATOMIC_RELAXED)) return 801; /* NOT_SUPPORTED */
     CUresult r = cuLaunchKernel(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem,
                                 c->stream, params, extra);
     if (r == OK && pdl) __atomic_add_fetch(&pdl_launches, 1, __ATOMIC_RELAXED);

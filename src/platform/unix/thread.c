@@ -123,3 +123,7 @@ int kiln_cpu_count(void)
 void *kiln_atomic_load_ptr(void *const *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
 void kiln_atomic_store_ptr(void **p, void *value) { __atomic_store_n(p, value, __ATOMIC_RELEASE); }
+
+int kiln_atomic_load_int(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+void kiln_atomic_store_int(int *p, int value) { __atomic_store_n(p, value, __ATOMIC_RELEASE); }

@@ -126,3 +126,10 @@ void kiln_atomic_store_ptr(void **p, void *value)
 {
     InterlockedExchangePointer((PVOID volatile *)p, value);
 }
+
+int kiln_atomic_load_int(const int *p)
+{
+    return (int)InterlockedCompareExchange((LONG volatile *)p, 0, 0);
+}
+
+void kiln_atomic_store_int(int *p, int value) { InterlockedExchange((LONG volatile *)p, value); }
