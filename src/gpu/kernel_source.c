@@ -186,6 +186,7 @@ kiln_status kiln_kernel_source_hash(const char *file, char hex[17])
     uint64_t h = 14695981039346656037ULL;
     KILN_FORWARD(kiln_kernel_source(file, &text, &len));
     for (size_t i = 0; i < len; ++i) {
+        if (text[i] == '\r') continue; /* the same sources checked out with CRLF endings */
         h ^= (unsigned char)text[i];
         h *= 1099511628211ULL;
     }

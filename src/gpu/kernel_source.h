@@ -23,7 +23,8 @@ const char *kiln_kernel_file_path(size_t i);
  * the pointer stays valid until exit. KILN_INTERNAL if the file or an include is missing. */
 kiln_status kiln_kernel_source(const char *file, const char **text, size_t *len);
 
-/* 64-bit FNV-1a of the resolved text, as 16 lower-case hex digits plus NUL, for cache keys. */
+/* 64-bit FNV-1a of the resolved text without its carriage returns, as 16 lower-case hex
+ * digits plus NUL: the name shipped code objects carry (aot_dir.h). */
 kiln_status kiln_kernel_source_hash(const char *file, char hex[17]);
 
 #endif
