@@ -24,6 +24,7 @@
 
 #ifdef KILN_FAKE_CUDA
 #include "gpu/aot.h"
+#include "gpu/aot_dir.h"
 #include "gpu/cache.h"
 
 typedef int (*ctx_fn)(void **);
@@ -226,6 +227,7 @@ static void test_host_path(void)
     }
     /* A driver that refuses the attribute: the call still runs (plain), and so do the
      * next ones, without trying it again; the description says so. */
+    kiln_env_set("KILN_GPU_PDL", NULL);
     {
         kiln_context *refusing = NULL;
         CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &refusing));
@@ -233,10 +235,14 @@ static void test_host_path(void)
             problem g;
             char info[16384];
             make(&g, refusing, 128, 64);
+            CHECK_OK(kiln_info_json(refusing, info, sizeof info, NULL));
+            CHECK_EQ(pdl_in(info), 1);
             refuse_pdl(1);
             before = launches();
             pdl_before = pdl_launches();
             CHECK_OK(run(&g));
+            /* The refusal is not the successful call's error. */
+            CHECK_STR_EQ(kiln_last_error(), "");
             CHECK_OK(run(&g));
             refuse_pdl(0);
             CHECK_OK(run(&g));
@@ -292,6 +298,7 @@ static void test_host_path(void)
         snprintf(path, sizeof path, "%s%c%s.cubin", dir, kiln_fs_sep(), disp.variant);
         CHECK(kiln_fs_write_atomic(path, "KILNTEST-stale", 14, werr, sizeof werr) == 0);
         kiln_env_set("KILN_AOT_DIR", aot);
+        CHECK_EQ(kiln_gpu_aot_ships("sm_90"), 1);
         long fresh0 = marked_loads("fresh"), stale0 = marked_loads("stale");
         kiln_context *shipped = NULL;
         CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &shipped));
@@ -304,8 +311,10 @@ static void test_host_path(void)
             unmake(&g);
             kiln_context_free(shipped);
         }
-        /* Only objects from other sources: the variant is compiled (NVRTC), none loaded. */
+        /* Only objects from other sources: they do not count as shipped, and the variant is
+         * compiled (NVRTC), none loaded. */
         kiln_fs_remove(fresh);
+        CHECK_EQ(kiln_gpu_aot_ships("sm_90"), 0);
         shipped = NULL;
         CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &shipped));
         if (shipped) {
@@ -317,6 +326,13 @@ static void test_host_path(void)
             unmake(&g);
             kiln_context_free(shipped);
         }
+        /* A rebuild writes the object and takes the other-source ones away. */
+        CHECK_OK(kiln_aot_build_filtered("sm_90", aot, 1, disp.variant, NULL, NULL));
+        CHECK(kiln_fs_exists(fresh));
+        CHECK(!kiln_fs_exists(path)); /* the unhashed name */
+        snprintf(path, sizeof path, "%s%c%s.0123456789abcdef.cubin", dir, kiln_fs_sep(),
+                 disp.variant);
+        CHECK(!kiln_fs_exists(path));
         kiln_env_set("KILN_AOT_DIR", NULL);
     }
     check_note_ran();

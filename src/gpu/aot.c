@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aot_dir.h"
 #include "code_object.h"
 #include "error.h"
 #include "gpu.h"
@@ -204,6 +205,8 @@ static void run_job(aot_build *b, aot_job *j)
         join(path, sizeof path, dir, name);
         if (kiln_fs_write_atomic(path, image, len, err, sizeof err) != 0)
             st = kiln_fail(KILN_IO_ERROR, "cannot write %s: %s", path, err);
+        else
+            kiln_aot_remove_stale(dir, j->key, name); /* an earlier build's, other sources */
         j->bytes = len;
     }
     free(image);

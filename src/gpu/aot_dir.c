@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "gpu/aot_dir.h"
+#include "gpu/kernel_source.h"
 #include "platform/platform.h"
 
 #ifndef KILN_AOT_INSTALL_DIR
@@ -38,36 +39,64 @@ int kiln_aot_dir(char *buf, size_t cap)
     return -1;
 }
 
-/* Stops the listing at the first code object, noting it in *found. */
-static int find_object(const char *name, void *user)
-{
-    size_t n = strlen(name);
-    int *found = user;
-    *found = n > 6 && (!strcmp(name + n - 6, ".cubin") || !strcmp(name + n - 6, ".hsaco"));
-    return *found;
-}
-
-int kiln_gpu_aot_ships(const char *target)
-{
-    char dir[1024], sub[1200];
-    int found = 0;
-    if (kiln_aot_dir(dir, sizeof dir) != 0) return 0;
-    snprintf(sub, sizeof sub, "%s%c%s", dir, kiln_fs_sep(), target);
-    kiln_fs_list(sub, find_object, &found);
-    return found;
-}
-
-typedef struct stale_search {
-    const char *key;
-    int found;
-} stale_search;
-
 static int is_hex16(const char *s)
 {
     for (int i = 0; i < 16; i++)
         if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
     return 1;
 }
+
+/* The source hashes of this library's kernel files (the top-level .cu files it embeds). */
+#define MAX_KERNEL_FILES 32
+typedef struct own_hashes {
+    char hex[MAX_KERNEL_FILES][17];
+    int n;
+    int found;
+} own_hashes;
+
+static void own_hashes_init(own_hashes *h)
+{
+    h->n = 0;
+    h->found = 0;
+    for (size_t i = 0; i < kiln_kernel_file_count() && h->n < MAX_KERNEL_FILES; i++) {
+        const char *path = kiln_kernel_file_path(i);
+        size_t len = strlen(path);
+        if (strchr(path, '/') || len < 4 || strcmp(path + len - 3, ".cu") != 0) continue;
+        if (kiln_kernel_source_hash(path, h->hex[h->n]) == KILN_OK) h->n++;
+    }
+}
+
+/* Stops the listing at the first code object this library would load (KEY.HASH.EXT, HASH
+ * one of its kernel files'), noting it in found: objects built from other sources do not
+ * count as shipped. */
+static int find_object(const char *name, void *user)
+{
+    own_hashes *h = user;
+    size_t n = strlen(name);
+    if (n < 6 + 18 || (strcmp(name + n - 6, ".cubin") && strcmp(name + n - 6, ".hsaco")))
+        return 0;
+    const char *hex = name + n - 6 - 16;
+    if (hex[-1] != '.' || !is_hex16(hex)) return 0;
+    for (int i = 0; i < h->n; i++)
+        if (!strncmp(hex, h->hex[i], 16)) return h->found = 1;
+    return 0;
+}
+
+int kiln_gpu_aot_ships(const char *target)
+{
+    char dir[1024], sub[1200];
+    own_hashes h;
+    if (kiln_aot_dir(dir, sizeof dir) != 0) return 0;
+    own_hashes_init(&h);
+    snprintf(sub, sizeof sub, "%s%c%s", dir, kiln_fs_sep(), target);
+    kiln_fs_list(sub, find_object, &h);
+    return h.found;
+}
+
+typedef struct stale_search {
+    const char *key;
+    int found;
+} stale_search;
 
 /* An object for the key under another source hash (KEY.HASH.EXT), or under the names of
  * builds before hashes were part of them (KEY.EXT). */
@@ -85,6 +114,39 @@ static int find_stale(const char *name, void *user)
             q->found = 1;
     }
     return q->found;
+}
+
+typedef struct stale_names {
+    const char *key;
+    char names[8][200];
+    int n;
+} stale_names;
+
+static int collect_stale(const char *name, void *user)
+{
+    stale_names *q = user;
+    stale_search one;
+    one.key = q->key;
+    one.found = 0;
+    find_stale(name, &one);
+    if (one.found && q->n < 8 && strlen(name) < sizeof q->names[0])
+        strcpy(q->names[q->n++], name);
+    return 0;
+}
+
+void kiln_aot_remove_stale(const char *target_dir, const char *variant_key,
+                           const char *keep_name)
+{
+    char path[1400];
+    stale_names q;
+    q.key = variant_key;
+    q.n = 0;
+    kiln_fs_list(target_dir, collect_stale, &q);
+    for (int i = 0; i < q.n; i++) {
+        if (!strcmp(q.names[i], keep_name)) continue;
+        snprintf(path, sizeof path, "%s%c%s", target_dir, kiln_fs_sep(), q.names[i]);
+        kiln_fs_remove(path);
+    }
 }
 
 kiln_status kiln_aot_load(const char *target, const char *variant_key, const char *source_hash,

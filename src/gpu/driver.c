@@ -217,13 +217,16 @@ kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[
                             void **args)
 {
     int refused = 0;
+    char why[512] = "";
     if (kiln_atomic_load_int(&dev->pdl)) {
         int r = dev->drv->launch_pdl(fn, grid, block, smem_bytes, stream, args);
         if (r == 0) return KILN_OK;
         /* A driver with cuLaunchKernelEx that refuses the attribute (a virtualised device,
-         * a capture it does not support) gets the same launch without it; if that goes
-         * through, the device launches without it from then on. */
+         * say) gets the same launch without it; if that goes through, this context launches
+         * without it from then on. The refusal is logged, not left as the call's error. */
         kiln_gpu_fail(dev->drv, KILN_DEVICE_ERROR, r, "cuLaunchKernelEx");
+        snprintf(why, sizeof why, "%s", kiln_last_error());
+        kiln_error_clear();
         refused = 1;
     }
     int r = dev->drv->api->launch(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
@@ -235,8 +238,8 @@ kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[
         kiln_atomic_store_int(&dev->pdl, 0);
         kiln_log(KILN_LOG_INFO,
                  "kiln: the driver refused a programmatic dependent launch (%s) and took the "
-                 "plain one; launching without it on this device from now on",
-                 kiln_last_error());
+                 "plain one; launching without it in this context from now on",
+                 why);
     }
     return KILN_OK;
 }
