@@ -340,20 +340,49 @@ KILN_DEV void dec_store_warp(const dec_state *st, kiln_i32 g, kiln_i32 t, float 
     }
 }
 
-/* The merge's loads of splits sp0, sp0 + MSL, ... (MU of them): 4 dims (wr[rr] gives the
- * offset) of each of the block's live rows; zeros for the rest. */
+/* The merge's loads of splits sp0, sp0 + MSL, ... (nu of them): 4 dims (wr[rr] gives the
+ * offset) of the block's first nr rows, x[u * nr + rr]; zeros for rows past the live ones.
+ * nu x nr is MU x ROWS: MU splits of every row, or twice as many of the first half of the
+ * rows where only those are live (a GQA group of 4 at one query). nu and nr are constants
+ * at every call, so x stays in registers. */
 KILN_DEV void dec_merge_load(const kiln_attn_args *a, kiln_i64 split_rows, kiln_i32 sp0,
                              kiln_i32 p0, kiln_i32 rows, const kiln_i64 wr[ROWS],
-                             kiln_v4 x[MU][ROWS])
+                             kiln_v4 x[MU * ROWS], kiln_i32 nu, kiln_i32 nr)
 {
     #pragma unroll
-    for (kiln_i32 u = 0; u < MU; ++u) {
+    for (kiln_i32 u = 0; u < nu; ++u) {
         const kiln_i32 sp = sp0 + u * MSL;
         const float *po = a->ws_out + sp * split_rows * D;
         #pragma unroll
-        for (kiln_i32 rr = 0; rr < ROWS; ++rr) {
-            x[u][rr].c[0] = x[u][rr].c[1] = x[u][rr].c[2] = x[u][rr].c[3] = 0u;
-            if (sp < a->num_splits && p0 + rr < rows) x[u][rr] = kiln_ldcg16(po + wr[rr]);
+        for (kiln_i32 rr = 0; rr < nr; ++rr) {
+            kiln_v4 *y = &x[u * nr + rr];
+            y->c[0] = y->c[1] = y->c[2] = y->c[3] = 0u;
+            if (sp < a->num_splits && p0 + rr < rows) *y = kiln_ldcg16(po + wr[rr]);
+        }
+    }
+}
+
+/* The merge's sums of a thread's splits lane_s, lane_s + MSL, ... into m4, nu splits of nr
+ * rows a round (as dec_merge_load, whose first round x already holds), in the same order
+ * for either shape of round. */
+KILN_DEV void dec_merge_sum(const kiln_attn_args *a, kiln_i64 split_rows, kiln_i32 lane_s,
+                            kiln_i32 p0, kiln_i32 rows, const kiln_i64 wr[ROWS],
+                            kiln_v4 x[MU * ROWS], const float sw[ROWS][KILN_DECODE_MAX_SPLITS],
+                            float m4[ROWS][4], kiln_i32 nu, kiln_i32 nr)
+{
+    /* All of a round's loads are issued before any is used: with many splits this merge is
+     * the grid's tail, and its time is round trips. */
+    for (kiln_i32 sp0 = lane_s; sp0 < a->num_splits; sp0 += MSL * nu) {
+        if (sp0 != lane_s) dec_merge_load(a, split_rows, sp0, p0, rows, wr, x, nu, nr);
+        #pragma unroll
+        for (kiln_i32 u = 0; u < nu; ++u) {
+            const kiln_i32 sp = sp0 + u * MSL;
+            if (sp >= a->num_splits) break;
+            #pragma unroll
+            for (kiln_i32 rr = 0; rr < nr; ++rr)
+                #pragma unroll
+                for (kiln_i32 e = 0; e < 4; ++e)
+                    m4[rr][e] += sw[rr][sp] * kiln_bits_f32(x[u * nr + rr].c[e]);
         }
     }
 }
@@ -644,11 +673,15 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         const kiln_i32 pr = p0 + rr < rows ? p0 + rr : rows - 1;
         wr[rr] = ((se.row0 + pr / group) * a.heads_q + hk * group + pr % group) * D + c4;
     }
-    /* The first round of partials (MU splits, see below) is loaded before the weights, so
-     * its round trip overlaps theirs: with up to MSL x MU splits the merge then waits for
-     * one round trip, not two. */
-    kiln_v4 x[MU][ROWS];
-    dec_merge_load(&a, split_rows, lane_s, p0, rows, wr, x);
+    /* The first round of partials (MU splits, or 2 MU where at most ROWS / 2 rows are live)
+     * is loaded before the weights, so its round trip overlaps theirs: with up to MSL x MU
+     * (2 MU) splits the merge then waits for one round trip, not two. */
+    const int half = rows - p0 <= ROWS / 2; /* block-uniform */
+    kiln_v4 x[MU * ROWS];
+    if (half)
+        dec_merge_load(&a, split_rows, lane_s, p0, rows, wr, x, 2 * MU, ROWS / 2);
+    else
+        dec_merge_load(&a, split_rows, lane_s, p0, rows, wr, x, MU, ROWS);
     for (kiln_i32 sp = part; sp < a.num_splits; sp += 16)
         sw[row][sp] = kiln_ldcg(a.ws_lse + sp * split_rows + wrow);
     kiln_sync();
@@ -668,21 +701,10 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         for (kiln_i32 rr = 0; rr < ROWS; ++rr)
             #pragma unroll
             for (kiln_i32 e = 0; e < 4; ++e) m4[rr][e] = 0.0f;
-        /* MU splits per round, all their loads issued before any is used: with many
-         * splits this merge is the grid's tail, and its time is round trips. */
-        for (kiln_i32 sp0 = lane_s; sp0 < a.num_splits; sp0 += MSL * MU) {
-            if (sp0 != lane_s) dec_merge_load(&a, split_rows, sp0, p0, rows, wr, x);
-            #pragma unroll
-            for (kiln_i32 u = 0; u < MU; ++u) {
-                const kiln_i32 sp = sp0 + u * MSL;
-                if (sp >= a.num_splits) break;
-                #pragma unroll
-                for (kiln_i32 rr = 0; rr < ROWS; ++rr)
-                    #pragma unroll
-                    for (kiln_i32 e = 0; e < 4; ++e)
-                        m4[rr][e] += sw[rr][sp] * kiln_bits_f32(x[u][rr].c[e]);
-            }
-        }
+        if (half)
+            dec_merge_sum(&a, split_rows, lane_s, p0, rows, wr, x, sw, m4, 2 * MU, ROWS / 2);
+        else
+            dec_merge_sum(&a, split_rows, lane_s, p0, rows, wr, x, sw, m4, MU, ROWS);
         kiln_sync(); /* so is free: every thread has read its warp states */
         #pragma unroll
         for (kiln_i32 rr = 0; rr < ROWS; ++rr)

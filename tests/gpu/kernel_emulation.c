@@ -438,6 +438,8 @@ int main(int argc, char **argv)
         /* The merge over many splits: several rounds of its batched loads, and splits
          * with no keys at all. */
         {"dec 37 splits",      KILN_MODE_FIXED, 0, KILN_BF16, 2, 8, 2, 128, 1, 700, 0, 0, 0, -1, -1, 0, 0, 37, 1, 0, 0, 1},
+        {"dec 32 splits half", KILN_MODE_FIXED, 0, KILN_F16, 1, 8, 2, 128, 1, 1100, 0, 0, 0, -1, -1, 0, 0, 32, 1, 0, 0, 1},
+        {"dec 33 splits d64",  KILN_MODE_FIXED, 0, KILN_BF16, 1, 6, 3, 64, 2, 900, 0, 0, 1, -1, 0, 0, 0, 33, 1, 0, 0, 1},
         {"dec 70 splits",      KILN_MODE_PAGED, 0, KILN_F16, 3, 4, 1, 64, 2, 0, 0, kl, 1, -1, 0, 0, 1, 70, 1, 0, 16, 1},
     };
     /* Every generic and NVIDIA tensor variant (sm_80), and each AMD family's tensor set. */
