@@ -664,7 +664,9 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
      * spends about 1 us on its warps' merge and partial, 0.7 us on the count and 2.5-3 us
      * here. Moving the counter read and reset off this path and counting with one
      * acquire-release atomic gained 1-2%; weights by shuffles, and 4-row blocks reading
-     * twice the splits per round, did not (0-6% slower). */
+     * twice the splits per round, did not (0-6% slower). Reading twice the splits per
+     * round only where half the rows are live (8-row blocks kept) gained 0.6-2.2% at B 1,
+     * 32k keys (32 splits in one round; bench/results/decode-ab_merge-half-*). */
     const kiln_i32 part = tid % 16;
     const kiln_i32 c4 = (tid % (D / 4)) * 4, lane_s = tid / (D / 4);
     kiln_i64 wr[ROWS];
