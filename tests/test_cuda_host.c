@@ -95,6 +95,20 @@ static void spin(void *user)
     }
 }
 
+/* One D = 64 call on a context of its own (created, used, freed), which loads its variant
+ * afresh. */
+static void call_in_new_context(void)
+{
+    kiln_context *c = NULL;
+    CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &c));
+    if (!c) return;
+    problem g;
+    make(&g, c, 128, 64);
+    CHECK_OK(run(&g));
+    unmake(&g);
+    kiln_context_free(c);
+}
+
 /* The value of "programmatic_launch" in a context's description: 1 true, 0 false, -1 absent. */
 static int pdl_in(const char *json)
 {
@@ -300,32 +314,16 @@ static void test_host_path(void)
         kiln_env_set("KILN_AOT_DIR", aot);
         CHECK_EQ(kiln_gpu_aot_ships("sm_90"), 1);
         long fresh0 = marked_loads("fresh"), stale0 = marked_loads("stale");
-        kiln_context *shipped = NULL;
-        CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &shipped));
-        if (shipped) {
-            problem g;
-            make(&g, shipped, 128, 64);
-            CHECK_OK(run(&g));
-            CHECK_EQ(marked_loads("fresh") - fresh0, 1);
-            CHECK_EQ(marked_loads("stale") - stale0, 0);
-            unmake(&g);
-            kiln_context_free(shipped);
-        }
+        call_in_new_context();
+        CHECK_EQ(marked_loads("fresh") - fresh0, 1);
+        CHECK_EQ(marked_loads("stale") - stale0, 0);
         /* Only objects from other sources: they do not count as shipped, and the variant is
          * compiled (NVRTC), none loaded. */
         kiln_fs_remove(fresh);
         CHECK_EQ(kiln_gpu_aot_ships("sm_90"), 0);
-        shipped = NULL;
-        CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &shipped));
-        if (shipped) {
-            problem g;
-            make(&g, shipped, 128, 64);
-            CHECK_OK(run(&g));
-            CHECK_EQ(marked_loads("fresh") - fresh0, 1);
-            CHECK_EQ(marked_loads("stale") - stale0, 0);
-            unmake(&g);
-            kiln_context_free(shipped);
-        }
+        call_in_new_context();
+        CHECK_EQ(marked_loads("fresh") - fresh0, 1);
+        CHECK_EQ(marked_loads("stale") - stale0, 0);
         /* A rebuild writes the object and takes the other-source ones away. */
         CHECK_OK(kiln_aot_build_filtered("sm_90", aot, 1, disp.variant, NULL, NULL));
         CHECK(kiln_fs_exists(fresh));
