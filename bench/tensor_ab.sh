@@ -21,6 +21,13 @@
 #   d64k32  head dim 64 over 32-key tiles (its shape before 64-key tiles fitted)
 #   d128w8  head dim 128 as 8 warps x 1 m16 tile over 64-key tiles, Q fragments in
 #           registers (its shape before 4 warps x 2 m16 tiles fitted)
+#   k64     head dims 32 - 192 over 64-key tiles (4 warps x 2 m16 tiles at 80 - 128, as FA2's
+#           128 x 64 at head dim 128), 256 over 32
+#   d64k128 head dim 64 over 128-key tiles (FA2's 128 x 128 there)
+#   k48     head dims 80 and 96 over 48-key tiles on every target, paged too
+#   d256k64 head dim 256 over 64-key tiles on every target (FA2's 128 x 64 there; 204 KB of
+#           shared memory)
+#   d256st3 head dim 256 with 3 stages of 32-key tiles
 #   pre     the kernel and its header as in $PRE_DIR (copies of another revision's
 #           kernels/attention_mma.cu and attention_mma.h, e.g. from git show, whose shape
 #           macros take the arguments this tree's host passes)
@@ -63,6 +70,12 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
           -e 's/^#define KILN_TQ_Q_IN_REGS(d, p) .*$/#define KILN_TQ_Q_IN_REGS(d, p) ((d) <= 128)/' "$2/$h" ;;
     d64k32) sed -i 's/^\(#define KILN_TQ_BLOCK_K(d, p) ((d) <= \)64 ||/\132 ||/' "$2/$h" ;;
     d128w8) sed -i 's/^#define KILN_TQ_WIDE(d, p) .*$/#define KILN_TQ_WIDE(d, p) ((d) <= 96)/' "$2/$h" ;;
+    k64) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) .*$/#define KILN_TQ_BLOCK_K(d, p) ((d) <= 192 ? 64 : 32)/' "$2/$h" ;;
+    d64k128) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 64 ? 128 : \1)/' "$2/$h" ;;
+    k48) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 80 || (d) == 96 ? 48 : \1)/' "$2/$h" ;;
+    d256k64) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 256 ? 64 : \1)/' "$2/$h" ;;
+    d256st3) sed -i -e 's/^#define KILN_TQ_STAGES(d, p) 2$/#define KILN_TQ_STAGES(d, p) ((d) == 256 ? 3 : 2)/' \
+               -e 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 256 ? 32 : \1)/' "$2/$h" ;;
     pre) [ -n "${PRE_DIR:-}" ] && cp "$PRE_DIR/attention_mma.cu" "$PRE_DIR/attention_mma.h" "$2/kernels/" ;;
     *) echo "unknown alternative $1"; return 1 ;;
   esac

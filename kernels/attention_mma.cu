@@ -7,6 +7,7 @@
  *                  runtime head_dim (a multiple of 8) may be smaller, its extra columns
  *                  are zero in shared memory and never stored
  *   KILN_MASK, KILN_MODE             as in attention.cu
+ *   KILN_TQ_LONG_TILES  1 for sm_90's long key tiles (attention_mma.h), else absent
  * The launch shape per head dim (warps, m16 tiles per warp, keys per tile, stages, where
  * the Q fragments live) is in attention_mma.h with how it was chosen. The host picks this
  * kernel only when Q, K and V rows can be read 16 bytes at a time (base pointers 16-byte
@@ -49,7 +50,11 @@
 #endif
 
 #define D KILN_HEAD_DIM
-#define PG (KILN_MODE == KILN_MODE_ID_PAGED) /* the shape macros' paged flag */
+/* The shape macros' flags (attention_mma.h): KILN_TQ_LONG_TILES=1 from the host for sm_90. */
+#ifndef KILN_TQ_LONG_TILES
+#define KILN_TQ_LONG_TILES 0
+#endif
+#define PG ((KILN_MODE == KILN_MODE_ID_PAGED ? KILN_TQ_PAGED : 0) | (KILN_TQ_LONG_TILES ? KILN_TQ_LONG : 0))
 #define NW KILN_TQ_WARPS(D, PG)
 #define MT KILN_TQ_MTILES(D, PG)
 #define BK KILN_TQ_BLOCK_K(D, PG)

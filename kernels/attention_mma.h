@@ -7,11 +7,13 @@
  *                     per warp   tile
  *   32         4      2          64        2       registers     217 - 234
  *   64         4      2          64        2       shared memory 242 - 254
- *   80, 96     4      2          32        2       shared memory 208 - 242
+ *   80         4      2          48        2       shared memory 248 - 255
+ *   96         4      2          48 (a)    2       shared memory 229 - 255
  *   128        4      2          32        2       shared memory 245 - 255
  *   128 paged  8      1          64        2       registers     196 - 207
  *   160, 192   8      1          64        2       shared memory 196 - 230
- *   256        8      1          32        2       shared memory 240 - 245
+ *   256        8      1          32 (a)    2       shared memory 243 - 255
+ * (a) on sm_90 (KILN_TQ_LONG below) 64 keys, except head dim 96 paged: 32 keys everywhere.
  *
  * Two m16 tiles per warp read each K / V fragment from shared memory once for both (half
  * the ldmatrix traffic per mma of one tile per warp, and two independent mma chains), and
@@ -36,8 +38,19 @@
  * each row's Q offset is computed once into shared memory instead of a division per
  * 16-byte copy. In one A/B against the kernel before (bench/tensor_ab.sh, ALTS="new pre",
  * bench/results/tensor-ab_stageout-*): S = 1k 1.09-1.17x, S = 4k 1.01-1.05x, 16k 1.01-1.02x.
- * D = 128 over 64-key tiles still spills 48 - 96 bytes, D = 96 over 64 0 - 56, D = 64 over
- * 128 48 - 56; D = 160 and up cannot take 2 m16 tiles (O alone is 160 - 256 registers).
+ * D = 128 over 64-key tiles still spills 48 - 96 bytes, D = 96 over 64 28 - 44 on sm_80 - 89
+ * (and 8 - 32 paged on sm_90), D = 64 over 128 48 - 56; D = 160 and up cannot take 2 m16
+ * tiles (O alone is 160 - 256 registers).
+ *
+ * Longer key tiles at D = 80, 96 and 256 (bench/tensor_ab.sh, ALTS="new k64 k48 d256k64
+ * d256st3", 2026-12-04, bench/results/tensor-ab_tiles_summary-*; TFLOP/s of the shapes
+ * before, FA2 in the same run): D = 96 S = 4k over 64-key tiles 299 / 247 (no mask / causal)
+ * against 273 / 224 over 32, over 48 290 / 242; D = 256 over 64 267 / 243 against 247 / 221
+ * (3 stages of 32 instead: 249 / 233). D = 128 over 64 was no faster (0.95 - 1.00x), and D
+ * = 80, not in the suite, takes D = 96's 48 where 64 spills (16 bytes on sm_90). Against
+ * the kernel before in one run (ALTS="new pre", bench/results/tensor-ab_tiles-vs-pre_*):
+ * D = 96 1.10x / 1.05x, D = 256 1.07x / 1.13x, D = 80 (kiln bench attention, 24 heads, S =
+ * 4k) 1.08x / 1.10x, D = 64 0.99 - 1.01x.
  *
  * Measured on an H200 (bench/tensor_ab.sh, suite 2, FlashAttention-2 in the same run,
  * 2026-12-02, bench/results/tensor-ab_diet-*): against the shapes before (D = 64 over
@@ -58,11 +71,18 @@
  * the extra columns zero. */
 #define KILN_ATTN_TENSOR_HEAD_DIMS {32, 64, 80, 96, 128, 160, 192, 256}
 
-/* Every shape macro takes the head dim d and p, 1 for a paged variant (0 otherwise): at
- * head dim 128 the paged kernel (its ring of row offsets) keeps 8 warps x 1 m16 tile, as
- * 2 tiles per warp left it a few registers short on some targets (8 - 24 bytes of spill). */
+/* Every shape macro takes the head dim d and the variant's shape flags p:
+ *   KILN_TQ_PAGED  a paged variant: at head dim 128 it keeps 8 warps x 1 m16 tile, as 2
+ *                  tiles per warp left it a few registers short on some targets (8 - 24
+ *                  bytes of spill), and at 96 it keeps 32-key tiles (48 spill 8 bytes)
+ *   KILN_TQ_LONG   compiled for sm_90 (the host passes KILN_TQ_LONG_TILES=1 and names the
+ *                  variant by its keys per tile, e.g. attn_fwd.bf16.d256.full.fixed.k64.tensor):
+ *                  its ptxas fits head dim 96 over 64-key tiles with no spill (sm_80 - 89
+ *                  spill 28 - 44 bytes) and its 227 KB hold head dim 256's (204 KB) */
+#define KILN_TQ_PAGED 1
+#define KILN_TQ_LONG 2
 #ifndef KILN_TQ_WIDE
-#define KILN_TQ_WIDE(d, p) ((d) <= 96 || ((d) <= 128 && !(p))) /* 4 warps x 2 m16 tiles */
+#define KILN_TQ_WIDE(d, p) ((d) <= 96 || ((d) <= 128 && !((p) & KILN_TQ_PAGED))) /* 4 warps x 2 m16 tiles */
 #endif
 #ifndef KILN_TQ_WARPS
 #define KILN_TQ_WARPS(d, p) (KILN_TQ_WIDE(d, p) ? 4 : 8)
@@ -70,8 +90,11 @@
 #ifndef KILN_TQ_MTILES
 #define KILN_TQ_MTILES(d, p) (KILN_TQ_WIDE(d, p) ? 2 : 1)
 #endif
+/* Keys per tile (the table above); head dims 80 and 96 by KILN_TQ_BLOCK_K_96. */
+#define KILN_TQ_BLOCK_K_96(d, p) \
+    ((p) & KILN_TQ_PAGED && (d) == 96 ? 32 : (p) & KILN_TQ_LONG && (d) == 96 ? 64 : 48)
 #ifndef KILN_TQ_BLOCK_K
-#define KILN_TQ_BLOCK_K(d, p) ((d) <= 64 || ((d) > 96 && (d) <= 192 && !KILN_TQ_WIDE(d, p)) ? 64 : 32)
+#define KILN_TQ_BLOCK_K(d, p) ((d) <= 64 || ((d) > 96 && (d) <= 192 && !KILN_TQ_WIDE(d, p)) ? 64 : (d) > 64 && (d) <= 96 ? KILN_TQ_BLOCK_K_96(d, p) : (d) == 256 && ((p) & KILN_TQ_LONG) ? 64 : 32)
 #endif
 #ifndef KILN_TQ_STAGES
 #define KILN_TQ_STAGES(d, p) 2

@@ -60,6 +60,20 @@ static int32_t amd_family(const kiln_target *t)
                : 0;
 }
 
+/* The tensor tier's shape flags (kernels/attention_mma.h) of an NVIDIA variant. */
+static int tq_flags(const kiln_gpu_variant *v)
+{
+    return (v->mode == KILN_MODE_PAGED ? KILN_TQ_PAGED : 0) | (v->wide ? KILN_TQ_LONG : 0);
+}
+
+/* Whether the NVIDIA tensor-tier variant of head dim d and mode on t takes the long key
+ * tiles: t is sm_90 and they differ there from the other targets' (attention_mma.h). */
+static int32_t tq_long(const kiln_target *t, int32_t d, kiln_attn_mode mode)
+{
+    const int p = mode == KILN_MODE_PAGED ? KILN_TQ_PAGED : 0;
+    return has_wgmma(t) && KILN_TQ_BLOCK_K(d, p | KILN_TQ_LONG) != KILN_TQ_BLOCK_K(d, p);
+}
+
 size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t cap)
 {
     size_t n = 0;
@@ -97,9 +111,11 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                                               dims[d], kMasks[m], kModes[o],
                                               KILN_ACT_SILU, KILN_GPU_TIER_ID_TENSOR,
                                               amd_family(t), 0};
+                        v.wide = !v.family && tq_long(t, dims[d], kModes[o]);
                         put(out, cap, &n, v);
                         /* The decode kernel: NVIDIA only (mma.sync fragments). */
                         v.kind = KILN_KERNEL_DECODE;
+                        v.wide = 0;
                         if (has_mma_sync(t) && kiln_gpu_decode_head_dim(dims[d]))
                             put(out, cap, &n, v);
                     }
@@ -202,7 +218,8 @@ int kiln_gpu_tensor_covers(const kiln_attn_problem *p, const kiln_target *t, cha
     }
     if (!amd_family(t)) { /* the AMD kernels' LDS is checked against the table at build */
         const int32_t d = kiln_gpu_tensor_head_dim(p->head_dim);
-        const int pg = p->mode == KILN_MODE_PAGED;
+        const int pg = (p->mode == KILN_MODE_PAGED ? KILN_TQ_PAGED : 0) |
+                       (tq_long(t, d, p->mode) ? KILN_TQ_LONG : 0);
         if (KILN_TQ_SMEM_BYTES(d, pg) > t->shared_max_bytes) {
             if (why)
                 snprintf(why, cap, "the tensor tier's head_dim %d kernel needs %d bytes of shared "
@@ -297,10 +314,12 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
         v->head_dim = kiln_gpu_tensor_head_dim(p->head_dim);
         v->tier = KILN_GPU_TIER_ID_TENSOR;
         v->family = amd_family(t);
+        v->wide = !v->family && tq_long(t, v->head_dim, v->mode);
         if (!v->family && kiln_gpu_decode_shaped(p->seqlen_q, p->heads_q, p->heads_kv) &&
             kiln_gpu_decode_head_dim(p->head_dim) && p->num_splits <= KILN_DECODE_MAX_SPLITS) {
             v->kind = KILN_KERNEL_DECODE;
             v->head_dim = (int32_t)p->head_dim;
+            v->wide = 0;
         }
     }
     return KILN_OK;
@@ -378,7 +397,9 @@ void kiln_gpu_variant_desc(const kiln_gpu_variant *v, kiln_variant_desc *d)
     d->tier = v->kind == KILN_KERNEL_ATTN || v->kind == KILN_KERNEL_DECODE
                   ? kiln_gpu_variant_tier_name(v)
                   : KILN_GPU_TIER_GENERIC;
-    d->block_k = v->wide ? KILN_HOPPER_WIDE_K : 0;
+    d->block_k = !v->wide                              ? 0
+                 : v->tier == KILN_GPU_TIER_ID_HOPPER ? KILN_HOPPER_WIDE_K
+                                                      : KILN_TQ_BLOCK_K(v->head_dim, tq_flags(v));
 }
 
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
@@ -435,7 +456,10 @@ int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *s)
             if (v->family)
                 snprintf(s->text[n++], sizeof s->text[0], "-DKILN_WM_FAMILY=%d",
                          (int)v->family);
-            if (v->wide) snprintf(s->text[n++], sizeof s->text[0], "-DKILN_HOPPER_WIDE=1");
+            if (v->wide)
+                snprintf(s->text[n++], sizeof s->text[0], "%s",
+                         v->tier == KILN_GPU_TIER_ID_HOPPER ? "-DKILN_HOPPER_WIDE=1"
+                                                            : "-DKILN_TQ_LONG_TILES=1");
         }
     }
     for (int i = 0; i < n; ++i) s->ptr[i] = s->text[i];
@@ -564,7 +588,7 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
         return KILN_OK;
     }
     KILN_FORWARD(kiln_gpu_attn_grid(a, grid, block));
-    const int64_t bq = v->family ? KILN_ATTN_WMMA_BLOCK_Q : KILN_TQ_BLOCK_Q(v->head_dim, v->mode == KILN_MODE_PAGED);
+    const int64_t bq = v->family ? KILN_ATTN_WMMA_BLOCK_Q : KILN_TQ_BLOCK_Q(v->head_dim, tq_flags(v));
     if (v->tier == KILN_GPU_TIER_ID_TENSOR)
         KILN_FORWARD(fit("attention", "x (query tiles)", (a->seqlen_q * group + bq - 1) / bq,
                          GRID_X_MAX, &grid[0]));
@@ -585,7 +609,7 @@ int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
     case KILN_KERNEL_ATTN:
         if (v->tier == KILN_GPU_TIER_ID_HOPPER) return KILN_HOPPER_THREADS;
         if (v->tier == KILN_GPU_TIER_ID_TENSOR)
-            return v->family ? KILN_ATTN_WMMA_THREADS(v->family) : KILN_TQ_THREADS(v->head_dim, v->mode == KILN_MODE_PAGED);
+            return v->family ? KILN_ATTN_WMMA_THREADS(v->family) : KILN_TQ_THREADS(v->head_dim, tq_flags(v));
         return KILN_ATTN_THREADS;
     case KILN_KERNEL_COMBINE: return KILN_COMBINE_THREADS;
     case KILN_KERNEL_ACT: return KILN_ACT_THREADS;
@@ -599,7 +623,7 @@ int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v)
     if (v->kind != KILN_KERNEL_ATTN) return 0;
     return v->tier == KILN_GPU_TIER_ID_HOPPER
                ? KILN_HOPPER_SMEM_BYTES_K(v->head_dim, (int)v->mask, kiln_gpu_hopper_block_k(v))
-           : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_SMEM_BYTES(v->head_dim, v->mode == KILN_MODE_PAGED)
+           : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_SMEM_BYTES(v->head_dim, tq_flags(v))
                                                 : 0;
 }
 

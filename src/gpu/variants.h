@@ -17,10 +17,14 @@
  * Tensor tier (NVIDIA sm_80 and later: warp-level mma.sync, kernels/attention_mma.cu; AMD
  * gfx11 / gfx12 / gfx9: WMMA or MFMA, kernels/attention_wmma.cu, the family from the
  * target table's matrix kind):
- *   attention  dtype {f16, bf16} x head dim {64, 128} (exact) x mask x mode, as above;
- *              split-KV too, the generic combine merging its partial outputs. It runs a
- *              problem when head_dim is 64 or 128 and K / V can be read 16 bytes at a
- *              time; everything else stays on the generic tier.
+ *   attention  dtype {f16, bf16} x head dim {32, 64, 80, 96, 128, 160, 192, 256} on NVIDIA,
+ *              {64, 128} on AMD, x mask x mode, as above; split-KV too, the generic combine
+ *              merging its partial outputs. A head_dim between the compiled ones runs on
+ *              the next larger (its extra columns zero). It runs a problem when Q, K and V
+ *              can be read 16 bytes at a time and the kernel's shared memory fits the
+ *              target; everything else stays on the generic tier. On sm_90 the variants
+ *              whose key tiles are longer there than elsewhere name them
+ *              (attn_fwd.bf16.d256.full.fixed.k64.tensor; kernels/attention_mma.h).
  * Hopper tier (NVIDIA sm_90, compiled for sm_90a: wgmma + TMA + mbarriers, warp-specialized,
  * kernels/attention_hopper.cu):
  *   attention  dtype {f16, bf16} x head dim {64, 128} (exact) x mask {full, causal, window}
@@ -87,7 +91,9 @@ typedef struct kiln_gpu_variant {
      * variant on every vendor: the target tells the families apart. */
     int32_t family;
     /* Hopper tier: 1 for the wide variant (key tiles of KILN_HOPPER_WIDE_K, key
-     * ...k192.hopper); 0 everywhere else. */
+     * ...k192.hopper). NVIDIA tensor tier: 1 on sm_90 where its long key tiles differ
+     * from the other targets' (kernels/attention_mma.h's KILN_TQ_LONG; key ...k64.tensor).
+     * 0 everywhere else. */
     int32_t wide;
 } kiln_gpu_variant;
 

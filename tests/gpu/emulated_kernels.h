@@ -9,7 +9,7 @@
 
 typedef struct kiln_emulated_kernel {
     kiln_kernel_kind kind;
-    int dtype, head_dim, mask, mode, act, tier, family;
+    int dtype, head_dim, mask, mode, act, tier, family, wide;
     void (*attn)(kiln_attn_args a);
     void (*act_fn)(kiln_act_args a);
 } kiln_emulated_kernel;

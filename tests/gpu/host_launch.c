@@ -101,7 +101,7 @@ const kiln_emulated_kernel *kiln_emulated_find(const kiln_gpu_variant *v)
     for (int i = 0; i < kiln_emulated_kernel_count; ++i) {
         const kiln_emulated_kernel *k = &kiln_emulated_kernels[i];
         if (k->kind != v->kind || k->dtype != (int)v->dtype || k->tier != v->tier ||
-            k->family != v->family)
+            k->family != v->family || k->wide != v->wide)
             continue;
         if (v->kind == KILN_KERNEL_ACT ? k->act == (int)v->act
                                        : k->head_dim == v->head_dim &&

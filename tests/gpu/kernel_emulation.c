@@ -442,8 +442,9 @@ int main(int argc, char **argv)
         {"dec 33 splits d64",  KILN_MODE_FIXED, 0, KILN_BF16, 1, 6, 3, 64, 2, 900, 0, 0, 1, -1, 0, 0, 0, 33, 1, 0, 0, 1},
         {"dec 70 splits",      KILN_MODE_PAGED, 0, KILN_F16, 3, 4, 1, 64, 2, 0, 0, kl, 1, -1, 0, 0, 1, 70, 1, 0, 16, 1},
     };
-    /* Every generic and NVIDIA tensor variant (sm_80), and each AMD family's tensor set. */
-    static const char *const kTargets[] = {"sm_80", "gfx1151", "gfx1201", "gfx942"};
+    /* Every generic and NVIDIA tensor variant (sm_80, and sm_90's long key tiles), and each
+     * AMD family's tensor set. */
+    static const char *const kTargets[] = {"sm_80", "sm_90", "gfx1151", "gfx1201", "gfx942"};
     static const char *const kAmd[] = {"gfx1151", "gfx1201", "gfx942"};
     const kiln_target *t = kiln_target_find("sm_80");
     char why[256];
@@ -456,6 +457,8 @@ int main(int argc, char **argv)
         kiln_gpu_variant_list(tt, all, n);
         for (size_t i = 0; i < n; ++i) {
             char key[128];
+            /* The hopper tier's wgmma / TMA kernels have no emulation (GPU tests only). */
+            if (all[i].tier == KILN_GPU_TIER_ID_HOPPER) continue;
             kiln_gpu_variant_key(&all[i], key, sizeof key);
             if (!kiln_emulated_find(&all[i]))
                 check_fail_(__FILE__, __LINE__, "no emulation of %s for %s", key, tt->name);
@@ -478,6 +481,8 @@ int main(int argc, char **argv)
         if (do_generic) run_attn(&c, KILN_GPU_TIER_WANT_GENERIC, "sm_90");
         if (do_tensor) {
             run_attn(&c, KILN_GPU_TIER_WANT_TENSOR, "sm_90"); /* every case: D up to 256 */
+            /* Where sm_90's key tiles are longer (attention_mma.h), the other targets' too. */
+            if ((c.d > 80 && c.d <= 96) || c.d > 192) run_attn(&c, KILN_GPU_TIER_WANT_TENSOR, "sm_80");
             /* The AMD families take turns (the sweep below runs every variant on each). */
             if (c.d == 64 || c.d == 128) run_attn(&c, KILN_GPU_TIER_WANT_TENSOR, kAmd[i % 3]);
         }
@@ -573,6 +578,34 @@ int main(int argc, char **argv)
         CHECK(!kiln_gpu_tensor_covers(&p, kiln_target_find("sm_86"), why, sizeof why));
         CHECK(strstr(why, "shared memory") != NULL);
         CHECK(kiln_gpu_tensor_covers(&p, kiln_target_find("sm_90"), why, sizeof why));
+        {
+            /* sm_90's longer key tiles are their own variant, named by them; sm_80's is not. */
+            char key[128];
+            kiln_gpu_defines defs;
+            int n, found = 0;
+            p.mode = KILN_MODE_FIXED;
+            p.window_left = p.window_right = -1;
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find("sm_90"),
+                                                    KILN_GPU_TIER_WANT_TENSOR, &v));
+            CHECK_EQ(v.wide, 1);
+            kiln_gpu_variant_key(&v, key, sizeof key);
+            CHECK_STR_EQ(key, "attn_fwd.bf16.d256.full.fixed.k64.tensor");
+            CHECK_EQ(kiln_gpu_variant_dynamic_smem(&v), KILN_TQ_SMEM_BYTES(256, KILN_TQ_LONG));
+            n = kiln_gpu_variant_defines(&v, &defs);
+            for (int i = 0; i < n; ++i) found |= strcmp(defs.ptr[i], "-DKILN_TQ_LONG_TILES=1") == 0;
+            CHECK(found);
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, t, KILN_GPU_TIER_WANT_TENSOR, &v));
+            CHECK_EQ(v.wide, 0);
+            kiln_gpu_variant_key(&v, key, sizeof key);
+            CHECK_STR_EQ(key, "attn_fwd.bf16.d256.full.fixed.tensor");
+            CHECK(kiln_gpu_variant_dynamic_smem(&v) <= t->shared_max_bytes);
+            p.head_dim = 128; /* the same tiles everywhere */
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, kiln_target_find("sm_90"),
+                                                    KILN_GPU_TIER_WANT_TENSOR, &v));
+            CHECK_EQ(v.wide, 0);
+            p.head_dim = 256;
+            p.window_left = p.window_right = 0;
+        }
         p.head_dim = 128; /* Q in registers shares a stage's space: 70 KB fits there */
         CHECK(kiln_gpu_tensor_covers(&p, kiln_target_find("sm_86"), why, sizeof why));
         p.head_dim = 256;

@@ -13,7 +13,12 @@ set(KILN_EMU_SOURCES "")
 set(KILN_EMU_DECLS "")
 set(KILN_EMU_TABLE "")
 set(KILN_EMU_N 0)
+# An optional last argument: 1 for an NVIDIA tensor variant's sm_90 long key tiles (wide).
 macro(kiln_emu_variant file entry kind dtype hd mask mode act tier family)
+  set(wide 0)
+  if(${ARGC} GREATER 10)
+    set(wide ${ARGV10})
+  endif()
   set(fn kiln_host_k${KILN_EMU_N})
   set(src ${KILN_EMU_DIR}/${fn}.c)
   file(CONFIGURE OUTPUT ${src} CONTENT
@@ -25,16 +30,17 @@ macro(kiln_emu_variant file entry kind dtype hd mask mode act tier family)
 #define KILN_MASK ${mask}
 #define KILN_MODE ${mode}
 #define KILN_ACT ${act}
+#define KILN_TQ_LONG_TILES ${wide}
 #define ${entry} ${fn}
 #include \"${file}\"
 ")
   list(APPEND KILN_EMU_SOURCES ${src})
   if(kind STREQUAL "KILN_KERNEL_ACT")
     string(APPEND KILN_EMU_DECLS "void ${fn}(kiln_act_args a);\n")
-    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, ${family}, NULL, ${fn}},\n")
+    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, ${family}, ${wide}, NULL, ${fn}},\n")
   else()
     string(APPEND KILN_EMU_DECLS "void ${fn}(kiln_attn_args a);\n")
-    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, ${family}, ${fn}, NULL},\n")
+    string(APPEND KILN_EMU_TABLE "    {${kind}, ${dtype}, ${hd}, ${mask}, ${mode}, ${act}, ${tier}, ${family}, ${wide}, ${fn}, NULL},\n")
   endif()
   math(EXPR KILN_EMU_N "${KILN_EMU_N} + 1")
 endmacro()
@@ -62,6 +68,10 @@ foreach(dtype 1 2)
     foreach(mask 0 1 2)
       foreach(mode 0 1 2)
         kiln_emu_variant(attention_mma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1 0)
+        # sm_90's long key tiles (attention_mma.h): head dim 96 unpaged, 256 in every mode.
+        if((hd EQUAL 96 AND NOT mode EQUAL 2) OR hd EQUAL 256)
+          kiln_emu_variant(attention_mma.cu kiln_attn_fwd KILN_KERNEL_ATTN ${dtype} ${hd} ${mask} ${mode} 0 1 0 1)
+        endif()
       endforeach()
     endforeach()
   endforeach()
