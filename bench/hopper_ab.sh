@@ -15,7 +15,9 @@
 #                 no mask (128 by default)
 #        k176     key tiles of 176 at head dim 128 (2 stages), no mask
 #        eager    O rescaled after every tile (default at head dim 128: only when a row's
-#                 max moved)
+#                 reference moved, KILN_HOPPER_RESCALE_SLACK)
+#        exact    KILN_HOPPER_RESCALE_SLACK 0: a row's reference follows its max
+#        lazy64   the rescale with slack at head dim 64 too
 #        kc64     key tiles of 64 under the causal mask (4 stages): a quarter of the
 #                 diagonal block computed and masked instead of half
 #        fresh64  head dim 64's output addresses recomputed per item as at head dim 128
@@ -65,6 +67,8 @@ all_opts=(
   "k176|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 0 \&\& (d) == 128 ? 176 : 128);#define KILN_HOPPER_STAGES(d, m) ((d) == 128 \&\& (m) == 0 ? 2 : 3)"
   "kc64|#define KILN_HOPPER_BLOCK_K(d, m) ((m) == 1 ? 64 : 128);#define KILN_HOPPER_STAGES(d, m) ((m) == 1 ? 4 : 3)"
   "eager|#define KILN_HOPPER_LAZY_RESCALE(d) 0"
+  "exact|#define KILN_HOPPER_RESCALE_SLACK 0.0f"
+  "lazy64|#define KILN_HOPPER_LAZY_RESCALE(d) 1"
   "sleep32|#define KILN_HOPPER_PRODUCER_SLEEP 32"
   "sleep128|#define KILN_HOPPER_PRODUCER_SLEEP 128"
   "tree0|#define KILN_HOPPER_TREE 0"

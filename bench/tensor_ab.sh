@@ -15,7 +15,9 @@
 #   st3     3 cp.async stages (K / V tiles in flight) up to head dim 128
 #   perhead HEAVY_FIRST 0: causal blocks last first within each head (K / V of one head
 #           shared in L2 by the blocks running together), the rest as new
-#   lazy    LAZY_RESCALE 1: O rescaled only where a row's max moved
+#   eager   LAZY_RESCALE 0: every row's reference follows its max, O rescaled after
+#           every tile
+#   exact   KILN_TQ_RESCALE_SLACK 0: O rescaled after a tile where some row's max moved
 #   w8      head dims 64 - 128 as 160 and above: 8 warps x 1 m16 tile over 64-key tiles,
 #           Q fragments in registers (at 64 - 128)
 #   d64k32  head dim 64 over 32-key tiles (its shape before 64-key tiles fitted)
@@ -40,7 +42,7 @@ work=/tmp/kiln-tab
 logs=$work/logs
 rm -rf "$work"
 mkdir -p "$out" "$logs"
-alts=${ALTS:-new d64k32 d128w8 w8 perhead st3 old lazy}
+alts=${ALTS:-new d64k32 d128w8 w8 perhead st3 old eager}
 steps=${STEPS:-ctest bench}
 jobs=$(nproc 2>/dev/null || echo 4)
 [ "$jobs" -gt 16 ] && jobs=16
@@ -64,7 +66,8 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
     old) sed -i -E 's/^#define KILN_TQ_(ONE_BARRIER|FOLD_SCALE|HEAVY_FIRST|WARP_SKIP) 1$/#define KILN_TQ_\1 0/' "$2/$h" ;;
     st3) sed -i 's/^#define KILN_TQ_STAGES(d, p) 2$/#define KILN_TQ_STAGES(d, p) ((d) <= 128 ? 3 : 2)/' "$2/$h" ;;
     perhead) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 1$/#define KILN_TQ_HEAVY_FIRST 0/' "$2/$h" ;;
-    lazy) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 0$/#define KILN_TQ_LAZY_RESCALE 1/' "$2/$h" ;;
+    eager) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 1$/#define KILN_TQ_LAZY_RESCALE 0/' "$2/$h" ;;
+    exact) sed -i 's/^#define KILN_TQ_RESCALE_SLACK 8.0f$/#define KILN_TQ_RESCALE_SLACK 0.0f/' "$2/$h" ;;
     w8) sed -i -e 's/^#define KILN_TQ_WIDE(d, p) .*$/#define KILN_TQ_WIDE(d, p) ((d) <= 32)/' \
           -e 's/^#define KILN_TQ_BLOCK_K(d, p) .*$/#define KILN_TQ_BLOCK_K(d, p) ((d) <= 192 ? 64 : 32)/' \
           -e 's/^#define KILN_TQ_Q_IN_REGS(d, p) .*$/#define KILN_TQ_Q_IN_REGS(d, p) ((d) <= 128)/' "$2/$h" ;;

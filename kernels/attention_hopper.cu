@@ -304,6 +304,10 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 1));
         mx[r] = kiln_fmaxf(mx[r], kiln_shfl_xor(mx[r], 2));
         mx[r] = kiln_fmaxf(w->m[r], mx[r] * kexp);
+#if KILN_HOPPER_LAZY_RESCALE(D)
+        /* The reference moves only past the slack (attention_hopper.h). */
+        if (mx[r] <= w->m[r] + KILN_HOPPER_RESCALE_SLACK) mx[r] = w->m[r];
+#endif
         const int seen = w->first[r] < kt + BN;
         use[r] = seen ? mx[r] : 0.0f;
         alpha[r] = kiln_hp_exp2(w->m[r] - use[r]);

@@ -57,13 +57,24 @@
 #define KILN_HOPPER_O_OWN(d, m) KILN_HOPPER_PERSISTENT(d, m)
 #endif
 
-/* Per head dim d, 1: a warp rescales its O accumulators after a tile only when one of its
- * rows' running max moved (the factor is exactly 1 otherwise, so the result is the same bit
- * for bit); 0: after every tile. Measured on an H200 (bench/hopper_ab.sh, eager): at head
- * dim 128 (64 accumulators a thread) skipping ran 0-2.4% faster, at 64 (32) the vote cost
- * more than the multiplies it saved (2-5% slower). */
+/* Per head dim d, 1: each row's reference (the running max its weights are taken against,
+ * base-2 units) moves only when a tile's max passes it by more than KILN_HOPPER_RESCALE_SLACK,
+ * and a warp rescales its O accumulators after a tile only when one of its rows moved (the
+ * factor is exactly 1 otherwise); 0: every row follows its max and O is rescaled after every
+ * tile. Weights are then at most 2^slack (256, far inside fp16's range; the element types'
+ * relative rounding does not depend on magnitude), and the output and LSE divide by a sum
+ * taken against the same reference. Measured on an H200 (bench/hopper_ab.sh, eager) with no
+ * slack (a row moved whenever its max did): at head dim 128 (64 accumulators a thread)
+ * skipping ran 0-2.4% faster, at 64 (32) the vote cost more than the multiplies it saved
+ * (2-5% slower). The slack of 8 against none (ALTS="staged exact lazy64",
+ * bench/results/hopper-ab_slack_*): head dim 128 +2.8% at S = 1k, +5.5 - 5.9% at 4k and 16k,
+ * +2.2 - 2.3% causal at 4k and 16k, -1.6% causal at 1k; with it at head dim 64 as well
+ * (lazy64) 3-6% slower there, so not taken. */
 #ifndef KILN_HOPPER_LAZY_RESCALE
 #define KILN_HOPPER_LAZY_RESCALE(d) ((d) == 128)
+#endif
+#ifndef KILN_HOPPER_RESCALE_SLACK
+#define KILN_HOPPER_RESCALE_SLACK 8.0f
 #endif
 
 /* Per head dim d, 1: the consumers read their thread coordinates anew for each item's

@@ -474,7 +474,8 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 
         /* Online softmax. A row that has seen no visible key yet (by the mask, not by its
          * max) uses 0 as its reference, so its masked scores weigh exp(-inf) = 0. */
-        float use[MT][2];
+        float use[MT][2], alpha[MT][2];
+        int moved = 0; /* some seen row of this lane's changed its reference */
         #pragma unroll
         for (kiln_i32 mt = 0; mt < MT; ++mt) {
             float mx[2];
@@ -492,21 +493,32 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
                 /* The tile's max in base-2 units (-inf stays -inf: fold > 0), then the
                  * running one. */
                 mx[r] = kiln_fmax_nan(m[mt][r], mx[r] * fold);
-                use[mt][r] = row_first[row_at + mt * 16 + 8 * r] < tk + BK ? mx[r] : 0.0f;
-                const float alpha = kiln_exp2f(m[mt][r] - use[mt][r]);
-                m[mt][r] = mx[r];
 #if KILN_TQ_LAZY_RESCALE
-                if (alpha != 1.0f) /* NaN too */
+                /* The reference stays where the new max is within the slack above it (a
+                 * NaN or a max past it moves it, as it would without the slack). */
+                if (mx[r] <= m[mt][r] + KILN_TQ_RESCALE_SLACK) mx[r] = m[mt][r];
 #endif
-                {
-                    l[mt][r] *= alpha;
+                const int seen = row_first[row_at + mt * 16 + 8 * r] < tk + BK;
+                use[mt][r] = seen ? mx[r] : 0.0f;
+                alpha[mt][r] = kiln_exp2f(m[mt][r] - use[mt][r]);
+                m[mt][r] = mx[r];
+                /* (a row yet to see a key has O and sum 0: its factor does not matter) */
+                if (seen && alpha[mt][r] != 1.0f) moved = 1; /* NaN too */
+            }
+        }
+        /* Warp-uniform: rescale where some row of the warp moved its reference. */
+        if (!KILN_TQ_LAZY_RESCALE || kiln_warp_any(moved)) {
+            #pragma unroll
+            for (kiln_i32 mt = 0; mt < MT; ++mt)
+                #pragma unroll
+                for (kiln_i32 r = 0; r < 2; ++r) {
+                    l[mt][r] *= alpha[mt][r];
                     #pragma unroll
                     for (kiln_i32 n = 0; n < NDT; ++n) {
-                        o[mt][n][2 * r] *= alpha;
-                        o[mt][n][2 * r + 1] *= alpha;
+                        o[mt][n][2 * r] *= alpha[mt][r];
+                        o[mt][n][2 * r + 1] *= alpha[mt][r];
                     }
                 }
-            }
         }
 
         /* O += P V, 16 keys per k-step; two output tiles' V fragments per ldmatrix.trans

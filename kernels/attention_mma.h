@@ -123,13 +123,24 @@
  *                batch (0: last first within each head)
  *   WARP_SKIP    a warp whose rows see no key of a tile (a causal block's last tiles)
  *                skips its products and softmax for that tile
- *   LAZY_RESCALE O and the row sum are rescaled only where the row max moved (a branch
- *                per row half; exact, since the factor is otherwise 1); default 0 */
+ *   LAZY_RESCALE each row's reference (the running max its weights are taken against,
+ *                base-2 units) moves only when a tile's max passes it by more than
+ *                KILN_TQ_RESCALE_SLACK, or is NaN; O and the row sums are rescaled only
+ *                after a tile where some row of the warp moved (one vote per tile). Each
+ *                weight is then at most 2^slack (256: far inside fp16's range, and the
+ *                element types' relative rounding does not depend on magnitude); the
+ *                output and LSE divide by a sum taken against the same reference. 0:
+ *                every row follows its max and O is rescaled after every tile. Against 0
+ *                on an H200 (ALTS="new eager", bench/results/tensor-ab_slack_*): head dim
+ *                128 1.03 - 1.06x, 96 1.01x, 64 0.97 - 1.01x, 256 1.00x */
 #define KILN_TQ_ONE_BARRIER 1
 #define KILN_TQ_FOLD_SCALE 1
 #define KILN_TQ_HEAVY_FIRST 1
 #define KILN_TQ_WARP_SKIP 1
-#define KILN_TQ_LAZY_RESCALE 0
+#define KILN_TQ_LAZY_RESCALE 1
+#ifndef KILN_TQ_RESCALE_SLACK
+#define KILN_TQ_RESCALE_SLACK 8.0f
+#endif
 /* Shared-memory row stride in elements: 8 more than a row, so the 8 rows of an ldmatrix
  * fall in 8 different 16-byte bank groups for every head dim above. */
 #define KILN_TQ_LDS(d) ((d) + 8)

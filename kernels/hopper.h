@@ -170,10 +170,6 @@ KILN_DEV void kiln_wgmma_rs_n128(float d[64], const kiln_u32 a[4], kiln_u64 db, 
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 
-/* Whether pred holds in any lane of the warp: PTX ISA "vote.sync" (parallel synchronization
- * and communication instructions), mode .any, all 32 lanes. */
-KILN_DEV int kiln_warp_any(int pred) { return __any_sync(0xffffffffu, pred); }
-
 /* 2^x in one MUFU op (PTX ISA "ex2" (9.7.3.21), .approx.ftz: about 2 ulp, subnormal results
  * flushed to 0; inf, -inf and NaN behave as in exp2f). */
 KILN_DEV float kiln_hp_exp2(float x)

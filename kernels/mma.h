@@ -13,6 +13,8 @@
  *   b[0] = B[2t..2t+1][g]    b[1] = B[2t+8..2t+9][g]
  *   c[0], c[1] = C[g][2t], C[g][2t+1]    c[2], c[3] = C[g+8][2t], C[g+8][2t+1]
  * kiln_shfl_xor(x, m): x from lane (lane ^ m) of the same warp.
+ * kiln_warp_any(pred): whether pred is nonzero in any lane of the warp (PTX ISA
+ * "vote.sync", mode .any, all 32 lanes).
  * kiln_exp2f(x): 2^x (on the GPU the hardware approximation: relative error about 2^-22,
  * results below 2^-126 flushed to 0).
  * kiln_pack2(lo, hi): two floats rounded to the element type in one 32-bit register.
@@ -188,6 +190,14 @@ KILN_DEV kiln_i32 kiln_shfl_idx(kiln_i32 x, int src)
     return all[src % 32];
 }
 
+KILN_DEV int kiln_warp_any(int pred)
+{
+    int all[32], any = 0;
+    kiln_host_warp_exchange(&pred, all, sizeof pred);
+    for (int i = 0; i < 32; ++i) any |= all[i] != 0;
+    return any;
+}
+
 #else /* NVRTC, sm_80 and later */
 
 #define KILN_ALIGN16 __align__(16)
@@ -286,6 +296,7 @@ KILN_DEV void kiln_mma16816(float d[4], const kiln_u32 a[4], const kiln_u32 b[2]
 KILN_DEV float kiln_shfl_xor(float x, int m) { return __shfl_xor_sync(0xffffffffu, x, m); }
 /* Lane src's x (every lane calls it). */
 KILN_DEV kiln_i32 kiln_shfl_idx(kiln_i32 x, int src) { return __shfl_sync(0xffffffffu, x, src); }
+KILN_DEV int kiln_warp_any(int pred) { return __any_sync(0xffffffffu, pred); }
 
 #endif
 
