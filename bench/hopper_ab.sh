@@ -34,6 +34,9 @@
 #        tstore0  KILN_HOPPER_TMA_STORE(d) 0: the staged output copied out by the consumers'
 #                 threads in 16-byte pieces (default at head dim 128: one tensor-map store
 #                 per consumer)
+#        c2       two consumer warpgroups in the long head-dim-64 variant too (default:
+#                 three there, 192 query rows a block, 160 registers a thread)
+#        c3c      three consumers in a long causal head-dim-64 variant as well (spills)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -75,6 +78,8 @@ all_opts=(
   "texp|#define KILN_HOPPER_TURN_EXP(d, w) 1"
   "tmma|#define KILN_HOPPER_TURN_EXP(d, w) 0"
   "tstore0|#define KILN_HOPPER_TMA_STORE(d) 0"
+  "c2|#define KILN_HOPPER_CONSUMERS(d, m, l) 2"
+  "c3c|#define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 \&\& (m) != 2)"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

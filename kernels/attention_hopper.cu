@@ -6,22 +6,23 @@
  *   KILN_HEAD_DIM  64 | 128          exactly the runtime head_dim
  *   KILN_MASK      as in attention.cu
  *   KILN_MODE      0 (fixed-length q, k, v; other modes run on the tensor tier)
- *   KILN_HOPPER_WIDE  1 for key tiles of KILN_HOPPER_WIDE_K (attention_hopper.h)
+ *   KILN_HOPPER_LONG  1 for the long variant: three consumers at head dim 64 (attention_hopper.h)
  * compiled for sm_90a. Parameters: the usual kiln_attn_args and four tensor maps (q, k, v
  * and out; out's is used where the output is stored by the copy engine,
  * KILN_HOPPER_TMA_STORE) the host builds with cuTensorMapEncodeTiled over
- * [batch][seq][heads][head_dim] (innermost last), boxes of 64 elements x 128 query rows,
+ * [batch][seq][heads][head_dim] (innermost last), boxes of 64 elements x BM query rows,
  * x BN key rows or x 64 output rows (attention_hopper.h),
  * 128-byte swizzle (src/gpu/hopper_launch.c).
  *
- * Grid (ceil(seqlen_q / 128), heads_q, batch * num_splits), 384 threads in three
- * warpgroups (kernels/attention_hopper.h):
+ * Grid (ceil(seqlen_q / BM), heads_q, batch * num_splits), BM = 64 NC query rows, and
+ * 128 (1 + NC) threads in 1 + NC warpgroups, NC = 2 or 3 consumers (KILN_HOPPER_CONSUMERS,
+ * kernels/attention_hopper.h):
  *   warpgroup 0, the producer, gives up registers (setmaxnreg) and one thread of it issues
  *   the copies: the block's Q tile once, then K and V tiles of BN keys into a ring of
  *   KILN_HOPPER_STAGES(d, m) slots, each slot guarded by a "full" mbarrier (the copy engine
  *   completes its bytes there) and an "empty" one (the consumers' warps arrive when they
  *   have read it);
- *   warpgroups 1 and 2, the consumers, take the registers and own 64 query rows each:
+ *   warpgroups 1 .. NC, the consumers, take the registers and own 64 query rows each:
  *   S = Q K^T by wgmma with both operands in shared memory (64 x BN fp32 accumulators),
  *   scale, soft-cap, ALiBi and masks on the accumulators, the online softmax in registers
  *   (a row lives in the 4 lanes of a quad), then O += P V by wgmma with P straight from the
@@ -29,8 +30,8 @@
  *   layout) and V read transposed from shared memory. Inside a consumer the products are
  *   pipelined: S of tile t and P V of tile t - 1 are issued together, and the softmax of
  *   tile t runs while the tensor cores finish P V.
- * The two consumers run the same loop on different rows, so the warp schedulers also
- * overlap one's softmax with the other's matrix work. Query blocks that see more keys under a
+ * The consumers run the same loop on different rows, so the warp schedulers also overlap
+ * one's softmax with another's matrix work. Query blocks that see more keys under a
  * causal or window mask start first.
  * Rows past the sequence end read zeros (the copy engine fills out-of-range elements with
  * zeros) and are not stored; keys past the end are zeros and masked.
@@ -56,14 +57,18 @@
 #endif
 
 #define D KILN_HEAD_DIM
-#define BM KILN_HOPPER_BLOCK_Q
-#ifndef KILN_HOPPER_WIDE
-#define KILN_HOPPER_WIDE 0
+#ifndef KILN_HOPPER_LONG
+#define KILN_HOPPER_LONG 0
 #endif
-#if KILN_HOPPER_WIDE && !KILN_HOPPER_WIDE_COVERS(D, KILN_MASK)
-#error "the wide hopper variant is head dim 64 without a mask"
+#define NC KILN_HOPPER_CONSUMERS(D, KILN_MASK, KILN_HOPPER_LONG) /* consumer warpgroups */
+#define BM KILN_HOPPER_BLOCK_Q(D, KILN_MASK, KILN_HOPPER_LONG)
+#if NC != 2 && NC != 3
+#error "the hopper tier runs two or three consumer warpgroups"
 #endif
-#define BN KILN_HOPPER_KEYS(D, KILN_MASK, KILN_HOPPER_WIDE)
+#if KILN_HOPPER_LONG && !KILN_HOPPER_LONG_COVERS(D, KILN_MASK)
+#error "the long hopper variant is head dim 64 without a mask"
+#endif
+#define BN KILN_HOPPER_BLOCK_K(D, KILN_MASK)
 #define NS KILN_HOPPER_STAGES(D, KILN_MASK)
 #define DB (D / 64)                 /* 64-column blocks of a row */
 #define TILE_Q (BM * D * 2)         /* bytes */
@@ -92,24 +97,33 @@
 #define kiln_wgmma_pv kiln_wgmma_rs_n64
 #endif
 
-/* Ping-pong: the two consumers take turns (named barriers 2 and 3, one per consumer), either
- * at issuing their matrix products, so that one's products run while the other does its
- * softmax, or at the exponentials of their softmax, so that each has the MUFU units to
- * itself while the other's products run (KILN_HOPPER_TURN_EXP, attention_hopper.h). Every
- * phase waits for its turn and passes it on; both consumers have the same phases. */
+/* Ping-pong: the consumers take turns in a ring (named barriers 2 .. 1 + NC, one per
+ * consumer; consumer c passes to c + 1, the last to the first), either at issuing their
+ * matrix products, so that one's products run while another does its softmax, or at the
+ * exponentials of their softmax, so that each has the MUFU units to itself while the
+ * others' products run (KILN_HOPPER_TURN_EXP, attention_hopper.h). Every phase waits for
+ * its turn and passes it on; all consumers have the same phases. */
 #ifndef KILN_HOPPER_PINGPONG
 #define KILN_HOPPER_PINGPONG 1
 #endif
 #if KILN_HOPPER_PINGPONG
 #define HP_TURN_WAIT() kiln_bar_sync(2 + cw, 256)
+/* The next consumer's barrier: two pass by cw ^ 1; three by their warpgroup index read anew
+ * (the next of consumer cw = wg - 1 is wg mod 3), so that no register holds it through the
+ * key loop (a compare and select there, hoisted out of the loop by the compiler, ran the
+ * two-consumer kernels that take turns 10-16% slower on an H200). */
+#if NC == 2
 #define HP_TURN_PASS() kiln_bar_arrive(2 + (cw ^ 1), 256)
+#else
+#define HP_TURN_PASS() kiln_bar_arrive(2 + kiln_thread_x_fresh() / 128 % NC, 256)
+#endif
 #else
 #define HP_TURN_WAIT() ((void)0)
 #define HP_TURN_PASS() ((void)0)
 #endif
 /* What a turn covers (KILN_HOPPER_TURN_EXP, attention_hopper.h): the issue of the matrix
  * products (HP_MMA_TURN_*), or the exponentials of a tile's softmax (HP_EXP_TURN_*). */
-#define HP_TURN_EXP (KILN_HOPPER_PINGPONG && KILN_HOPPER_TURN_EXP(D, KILN_HOPPER_WIDE))
+#define HP_TURN_EXP (KILN_HOPPER_PINGPONG && KILN_HOPPER_TURN_EXP(D))
 #if HP_TURN_EXP
 #define HP_MMA_TURN_WAIT() ((void)0)
 #define HP_MMA_TURN_PASS() ((void)0)
@@ -128,16 +142,17 @@
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
-/* Named barriers 4 and 5: the 128 threads of consumer 0 / 1 (output staging). */
+/* Named barriers 2 + NC + c: the 128 threads of consumer c (output staging). */
+#define HP_BAR_OWN(c) (2 + NC + (c))
 
 /* Whether the output is staged in its own shared-memory tile (so Q can be reloaded as soon
  * as the last S product has read it) rather than in the consumer's Q rows (attention_hopper.h
  * sizes the shared memory the same way). */
 #define HP_O_OWN KILN_HOPPER_O_OWN(D, KILN_MASK)
 
-/* Barrier slots in shared memory: Q full (the copy engine completes it) and empty (the 8
+/* Barrier slots in shared memory: Q full (the copy engine completes it) and empty (the 4 NC
  * consumer warps arrive when done with it), the K and V rings' full ones, then their empty
- * ones (8 consumer warps each). */
+ * ones (4 NC consumer warps each). */
 #define BAR_Q 0
 #define BAR_QEMPTY 1
 #define BAR_KFULL(s) (2 + (s))
@@ -463,7 +478,7 @@ KILN_DEV kiln_u32 hp_tile_off(kiln_i32 r, kiln_i32 c)
     return (kiln_u32)(c / 8) * (BM * 128) + (kiln_u32)r * 128 + (kiln_u32)((c % 8) ^ (r % 8)) * 16;
 }
 
-extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS(D, KILN_MASK, KILN_HOPPER_LONG), 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
               const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv,
               const __grid_constant__ kiln_tmap to)
@@ -489,7 +504,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 
     if (tid == 0) {
         for (kiln_i32 i = 0; i < NBARS; ++i)
-            kiln_mbar_init(&bars[i], i == BAR_QEMPTY || i >= BAR_KEMPTY(0) ? 8u : 1u);
+            kiln_mbar_init(&bars[i], i == BAR_QEMPTY || i >= BAR_KEMPTY(0) ? 4u * NC : 1u);
         kiln_mbar_init_fence();
     }
     /* The stream's previous kernel may still run (kernels/vendor/cuda.h): every thread
@@ -539,8 +554,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     }
 
     /* ---- consumers ---- */
-    kiln_setmaxnreg_inc(KILN_HOPPER_REGS_MMA(D, KILN_MASK));
-    const kiln_i32 cw = wg - 1;               /* consumer 0 or 1: rows 64 cw .. */
+    kiln_setmaxnreg_inc(KILN_HOPPER_REGS_MMA(D, KILN_MASK, NC));
+    const kiln_i32 cw = wg - 1;               /* consumer 0 .. NC - 1: rows 64 cw .. */
     const kiln_i32 wtid = tid % 128;
     const kiln_i32 warp = wtid / 32, lane = tid % 32;
     const kiln_i32 g = lane / 4, tq4 = lane % 4;
@@ -554,7 +569,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     kiln_i32 rs = 0; /* the ring's next slot, and its phase */
     kiln_u32 rph = 0;
 #if KILN_HOPPER_PINGPONG
-    int turns = 0; /* consumer 1 has passed the first turn */
+    int turns = 0; /* the last consumer has passed the first turn */
 #endif
 
     hp_item it;
@@ -605,14 +620,14 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
          * product reads it asynchronously) until that wait.
          * Turns: consumer 0 issues first; each issue phase (tile 0's S, then S_t with P V of
          * t - 1, then the last P V: ntiles + 1 of them per item) waits for its turn and
-         * passes it on. Consumer 1 gives consumer 0 its first turn once, and consumer 0
-         * takes the turn consumer 1 passes after its last phase before it leaves, so every
-         * arrival is consumed. */
+         * passes it on. The last consumer gives consumer 0 its first turn once, and consumer
+         * 0 takes the turn the last one passes after its last phase before it leaves, so
+         * every arrival is consumed. */
         if (ntiles > 0) {
             kiln_i32 st = rs; /* the slot of the tile being worked on, and its phase */
             kiln_u32 ph = rph;
 #if KILN_HOPPER_PINGPONG
-            if (cw == 1 && !turns) kiln_bar_arrive(2, 256);
+            if (cw == NC - 1 && !turns) kiln_bar_arrive(2, 256);
             turns = 1;
 #endif
             kiln_mbar_wait(&bars[BAR_Q], (kiln_u32)qn & 1u);
@@ -754,10 +769,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                  * for that, the barrier tells the others. */
                 if (HP_O_OWN) {
                     if (wtid == 0) kiln_bulk_wait_read(0);
-                    kiln_bar_sync(4 + cw, 128);
+                    kiln_bar_sync(HP_BAR_OWN(cw), 128);
                 }
 #else
-                if (HP_O_OWN && !KILN_HOPPER_PINGPONG) kiln_bar_sync(4 + cw, 128);
+                if (HP_O_OWN && !KILN_HOPPER_PINGPONG) kiln_bar_sync(HP_BAR_OWN(cw), 128);
 #endif
                 #pragma unroll
                 for (kiln_i32 r = 0; r < 2; ++r) {
@@ -773,7 +788,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                  * next load waits for that thread's arrival below, after the store has
                  * read them. */
                 kiln_fence_proxy_async();
-                kiln_bar_sync(4 + cw, 128);
+                kiln_bar_sync(HP_BAR_OWN(cw), 128);
                 if (wtid == 0) {
                     #pragma unroll
                     for (kiln_i32 c = 0; c < DB; ++c)
@@ -783,7 +798,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                     if (!HP_O_OWN) kiln_bulk_wait_read(0);
                 }
 #else
-                kiln_bar_sync(4 + cw, 128);
+                kiln_bar_sync(HP_BAR_OWN(cw), 128);
                 kiln_elem *out = (kiln_elem *)a.out;
                 #pragma unroll
                 for (kiln_i32 k = 0; k < D / 16; ++k) {
@@ -807,7 +822,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         }
     }
 #if KILN_HOPPER_PINGPONG
-    if (cw == 0 && turns) HP_TURN_WAIT(); /* consumer 1's pass after its last phase */
+    if (cw == 0 && turns) HP_TURN_WAIT(); /* the last consumer's pass after its last phase */
 #endif
 #if HP_TMA_STORE
     if (wtid == 0) kiln_bulk_wait(0); /* the staging rows stay until the last store is done */

@@ -6,23 +6,41 @@
 #ifndef KILN_ATTENTION_HOPPER_H
 #define KILN_ATTENTION_HOPPER_H
 
-#define KILN_HOPPER_BLOCK_Q 128 /* query rows of one head per block: 64 per consumer */
+/* The long variant (key ...q192.hopper, compiled with KILN_HOPPER_LONG=1): for calls with
+ * at least KILN_HOPPER_LONG_MIN_KEYS keys per split, head dim 64 without a mask, in blocks
+ * of three consumers (below). Causal (S = 16k +10% in the run below) is left out: its
+ * three-consumer kernel spills 24 bytes in 160 registers. */
+#ifndef KILN_HOPPER_LONG_MIN_KEYS
+#define KILN_HOPPER_LONG_MIN_KEYS 4096
+#endif
+#define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 && (m) == 0)
+
+/* Consumer warpgroups per block of head dim d, mask m and long flag l (above), each owning
+ * 64 query rows of one head: the block's query tile has 64 rows per consumer
+ * (KILN_HOPPER_BLOCK_Q) and its threads one warpgroup more (the producer). Two consumers
+ * hold 240 registers a thread, three 160 (KILN_HOPPER_REGS_MMA): room for head dim 64's
+ * state in key tiles of 128 (64 scores, 32 output accumulators and 32 registers of P a
+ * thread), not at head dim 128. Three consumers keep the tensor cores busier (one's
+ * softmax behind two others' products) but their 192-row tiles compute more masked and
+ * past-the-end rows. Measured on an H200 (bench/hopper_ab.sh, c3 and c3n against two
+ * consumers, bench/results/hopper-ab_c3_*): without a mask S = 1k +0.7%, 4k and 16k +7%
+ * and +8% against the two-consumer variant in key tiles of 192 that ran there before;
+ * causal S = 1k -18% (a third more products than 128-row tiles), 4k +1%, 16k +10%. Hence
+ * three consumers in the long variant only. */
+#ifndef KILN_HOPPER_CONSUMERS
+#define KILN_HOPPER_CONSUMERS(d, m, l) ((l) && KILN_HOPPER_LONG_COVERS(d, m) ? 3 : 2)
+#endif
+#define KILN_HOPPER_BLOCK_Q(d, m, l) (64 * KILN_HOPPER_CONSUMERS(d, m, l)) /* query rows */
 /* Keys per shared-memory tile per head dim d and mask m (KILN_MASK_*: 0 full, 1 causal,
- * 2 window): 64, 128, 160, 176 or 192 (the S product's N; kernels/hopper.h has those shapes). */
+ * 2 window): 64, 128, 160, 176 or 192 (the S product's N; kernels/hopper.h has those
+ * shapes). Measured on an H200 with two consumers (bench/hopper_ab.sh, k160): head dim 64
+ * without a mask in tiles of 192 ran S = 16k 5% and S = 4k 1% faster than 128, S = 1k 8%
+ * slower (the sixth tile of 1024 keys is a third full; three consumers in tiles of 128
+ * beat it, above); head dim 128 in tiles of 160 within 1% of 128 at S >= 4k and 5% slower
+ * at 1k, tiles of 176 spill. */
 #ifndef KILN_HOPPER_BLOCK_K
 #define KILN_HOPPER_BLOCK_K(d, m) 128
 #endif
-/* The wide variant (key ...k192.hopper, compiled with KILN_HOPPER_WIDE=1): head dim 64
- * without a mask in key tiles of 192, for calls with at least KILN_HOPPER_WIDE_MIN_KEYS
- * keys per split. Measured on an H200 (bench/hopper_ab.sh, k160): S = 16k 5% and S = 4k 1%
- * faster than tiles of 128, S = 1k 8% slower (the sixth tile of 1024 keys is a third
- * full). Head dim 128 has no wide variant: tiles of 160 ran within 1% of 128 at S >= 4k and
- * 5% slower at 1k, tiles of 176 spill. */
-#define KILN_HOPPER_WIDE_K 192
-#define KILN_HOPPER_WIDE_MIN_KEYS 4096
-#define KILN_HOPPER_WIDE_COVERS(d, m) ((d) == 64 && (m) == 0)
-/* Keys per tile of the variant of head dim d, mask m and wide flag w (kernel and host). */
-#define KILN_HOPPER_KEYS(d, m, w) ((w) ? KILN_HOPPER_WIDE_K : KILN_HOPPER_BLOCK_K(d, m))
 /* K and V tiles in flight per head dim d and mask m. 4 stages at head dim 64 (160 KiB of
  * shared memory) ran within 1% of 3 on every suite-2 shape of an H200, 1% slower at S = 1k
  * causal (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only,
@@ -30,7 +48,8 @@
 #ifndef KILN_HOPPER_STAGES
 #define KILN_HOPPER_STAGES(d, m) ((d) == 128 && KILN_HOPPER_O_OWN(d, m) ? 2 : 3)
 #endif
-#define KILN_HOPPER_THREADS 384 /* producer warpgroup + two consumer warpgroups */
+/* Threads of a block: the producer warpgroup and the consumers. */
+#define KILN_HOPPER_THREADS(d, m, l) (128 * (1 + KILN_HOPPER_CONSUMERS(d, m, l)))
 
 /* Launch shape per head dim d. 0: one block per query tile, grid (tiles, heads_q, batch x
  * splits), the hardware hands tiles to SMs as they free up. 1: a persistent grid of at most
@@ -79,13 +98,13 @@
 
 /* Per head dim d, 1: the consumers read their thread coordinates anew for each item's
  * output (kernels/attention_hopper.cu), so the output addresses are not held in registers
- * through the key loop; without it the persistent head-dim-128 consumer spills 24-64 bytes
- * and the wide variant (KILN_HOPPER_WIDE, expanded in the kernel) 8. Elsewhere holding them
- * ran head dim 64 1-4% faster at S = 1k and 4k on an H200 (bench/hopper_ab.sh,
+ * through the key loop; without it the persistent head-dim-128 consumer spills 24-64 bytes,
+ * and three consumers (NC, expanded in the kernel) in 160 registers 112 - 160. Elsewhere
+ * holding them ran head dim 64 1-4% faster at S = 1k and 4k on an H200 (bench/hopper_ab.sh,
  * bench/results/hopper-ab_held64-*: this default was the alternative held64 there, 1
  * everywhere the defaults; fresh64 now). */
 #ifndef KILN_HOPPER_FRESH_OUT
-#define KILN_HOPPER_FRESH_OUT(d) ((d) == 128 || KILN_HOPPER_WIDE)
+#define KILN_HOPPER_FRESH_OUT(d) ((d) == 128 || NC == 3)
 #endif
 
 /* 1: each row's max and sum over a tile in four partial chains (kernels/attention_hopper.cu,
@@ -103,17 +122,18 @@
 #define KILN_HOPPER_TREE 1
 #endif
 
-/* Per head dim d and wide flag w, what the two consumers take turns at
+/* Per head dim d, what the consumers take turns at
  * (kernels/attention_hopper.cu, KILN_HOPPER_PINGPONG): 0, issuing their matrix products; 1,
  * the exponentials of a tile's softmax, which the two consumer warps of each scheduler
  * otherwise compete for on its one MUFU unit (at head dim 64, 66 exponentials a warp and tile
  * keep it busy about as long as the tile's tensor work). Measured on an H200
  * (bench/hopper_ab.sh, texp and texp64 against the defaults before, same run,
  * bench/results/hopper-ab_texp_*): head dim 128 +2.6 to +3.3% at S = 4k and 16k (causal and
- * not), within noise at 1k; the wide head-dim-64 variant (no mask, S >= 4k) +1.6 to +2.6%;
- * head dim 64 in 128-key tiles 15% slower without a mask at 1k and 17-19% slower causal. */
+ * not), within noise at 1k; head dim 64 in 192-key tiles (a variant since replaced) +1.6 to
+ * +2.6% at S >= 4k without a mask, in 128-key tiles 15% slower without a mask at 1k and
+ * 17-19% slower causal. */
 #ifndef KILN_HOPPER_TURN_EXP
-#define KILN_HOPPER_TURN_EXP(d, w) ((d) == 128 || (w))
+#define KILN_HOPPER_TURN_EXP(d) ((d) == 128)
 #endif
 
 /* Per head dim d, 1: a block's staged output (unsplit calls) goes out through the tensor
@@ -123,7 +143,7 @@
  * Measured on an H200 (bench/hopper_ab.sh, tstore0 against the defaults, same run,
  * bench/results/hopper-ab_tstore_*): head dim 128 +2.0 to +5.4% at S = 1k, +0.8 to +2.2%
  * at 4k and 16k but 16k without a mask (-0.6%); head dim 64 within -2.2% .. +1.1% in tiles
- * of 128 keys and 18% slower in the wide variant (S >= 4k, no mask), so not there. */
+ * of 128 keys and 18% slower in 192-key tiles (S >= 4k, no mask), so not there. */
 #ifndef KILN_HOPPER_TMA_STORE
 #define KILN_HOPPER_TMA_STORE(d) ((d) == 128)
 #endif
@@ -138,19 +158,20 @@
 #define KILN_HOPPER_PRODUCER_SLEEP 0
 #endif
 
-/* Registers per thread of the producer warpgroup and of each consumer warpgroup after
- * setmaxnreg (multiples of 8; 128 x producer + 256 x consumer at most 65536). */
+/* Registers per thread of the producer warpgroup and of each of the nc consumer warpgroups
+ * after setmaxnreg (multiples of 8; 128 x producer + 128 nc x consumer at most 65536). */
 #ifndef KILN_HOPPER_REGS_LOAD
 #define KILN_HOPPER_REGS_LOAD(d, m) 24
 #endif
 #ifndef KILN_HOPPER_REGS_MMA
-#define KILN_HOPPER_REGS_MMA(d, m) 240
+#define KILN_HOPPER_REGS_MMA(d, m, nc) ((nc) == 3 ? 160 : 240)
 #endif
 
-/* Dynamic shared memory of a block of head dim d, mask m (and key tile bk): the Q tile, the K and V rings, the output
- * tile where it has its own, 1024 bytes of alignment slack and the barriers. */
-#define KILN_HOPPER_SMEM_BYTES_K(d, m, bk)                                                  \
-    ((KILN_HOPPER_BLOCK_Q * (1 + KILN_HOPPER_O_OWN(d, m)) +                                   \
-      2 * KILN_HOPPER_STAGES(d, m) * (bk)) * (d) * 2 + 1024 + 256)
+/* Dynamic shared memory of a block of head dim d, mask m and long flag l: the Q tile, the
+ * K and V rings, the output tile where it has its own, 1024 bytes of alignment slack and
+ * the barriers. */
+#define KILN_HOPPER_SMEM_BYTES(d, m, l)                                                     \
+    ((KILN_HOPPER_BLOCK_Q(d, m, l) * (1 + KILN_HOPPER_O_OWN(d, m)) +                          \
+      2 * KILN_HOPPER_STAGES(d, m) * KILN_HOPPER_BLOCK_K(d, m)) * (d) * 2 + 1024 + 256)
 
 #endif

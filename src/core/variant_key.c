@@ -64,10 +64,14 @@ void kiln_variant_key(const kiln_variant_desc *d, char *buf, size_t cap)
 {
     switch (d->op) {
     case KILN_VARIANT_ATTN: {
-        char tier[32]; /* a key tile other than the tier's default goes before the tier */
-        if (d->block_k > 0) snprintf(tier, sizeof tier, "k%d.%s", (int)d->block_k, d->tier);
+        /* A key or query tile other than the tier's default goes before the tier. */
+        char tier[48];
+        if (d->block_k > 0)
+            snprintf(tier, sizeof tier, "k%d.%s", (int)d->block_k, d->tier);
+        else if (d->block_q > 0)
+            snprintf(tier, sizeof tier, "q%d.%s", (int)d->block_q, d->tier);
         key_attn(buf, cap, d->dtype, d->head_dim, d->mask, d->mode,
-                 d->block_k > 0 ? tier : d->tier);
+                 d->block_k > 0 || d->block_q > 0 ? tier : d->tier);
         return;
     }
     case KILN_VARIANT_COMBINE:

@@ -47,6 +47,7 @@ typedef struct kiln_variant_desc {
     kiln_activation act; /* activations */
     const char *tier;    /* static text: "cpu", "generic", "tensor" */
     int32_t block_k;     /* attention: keys per tile when not the tier's default, else 0 */
+    int32_t block_q;     /* attention: query rows per tile when not the tier's default, else 0 */
 } kiln_variant_desc;
 void kiln_variant_key(const kiln_variant_desc *d, char *buf, size_t cap);
 

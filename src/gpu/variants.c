@@ -129,7 +129,7 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                                           KILN_GPU_TIER_ID_HOPPER, 0, 0};
                     put(out, cap, &n, v);
                     v.wide = 1;
-                    if (KILN_HOPPER_WIDE_COVERS(kHopperHeadDims[d], kMasks[m]))
+                    if (KILN_HOPPER_LONG_COVERS(kHopperHeadDims[d], kMasks[m]))
                         put(out, cap, &n, v);
                 }
     return n;
@@ -297,10 +297,10 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
             KILN_FORWARD(kiln_gpu_variant_for_attn(p, v));
             v->head_dim = (int32_t)p->head_dim;
             v->tier = KILN_GPU_TIER_ID_HOPPER;
-            /* Long key ranges take the wide key tiles (attention_hopper.h says why). */
+            /* Long key ranges take the long variant (attention_hopper.h says why). */
             const int64_t per_split = p->seqlen_k / (p->num_splits > 1 ? p->num_splits : 1);
-            v->wide = KILN_HOPPER_WIDE_COVERS(v->head_dim, v->mask) &&
-                      per_split >= KILN_HOPPER_WIDE_MIN_KEYS;
+            v->wide = KILN_HOPPER_LONG_COVERS(v->head_dim, v->mask) &&
+                      per_split >= KILN_HOPPER_LONG_MIN_KEYS;
             return KILN_OK;
         }
     }
@@ -397,9 +397,12 @@ void kiln_gpu_variant_desc(const kiln_gpu_variant *v, kiln_variant_desc *d)
     d->tier = v->kind == KILN_KERNEL_ATTN || v->kind == KILN_KERNEL_DECODE
                   ? kiln_gpu_variant_tier_name(v)
                   : KILN_GPU_TIER_GENERIC;
-    d->block_k = !v->wide                              ? 0
-                 : v->tier == KILN_GPU_TIER_ID_HOPPER ? KILN_HOPPER_WIDE_K
-                                                      : KILN_TQ_BLOCK_K(v->head_dim, tq_flags(v));
+    d->block_k = !v->wide || v->tier == KILN_GPU_TIER_ID_HOPPER
+                     ? 0
+                     : KILN_TQ_BLOCK_K(v->head_dim, tq_flags(v));
+    d->block_q = v->wide && v->tier == KILN_GPU_TIER_ID_HOPPER
+                     ? KILN_HOPPER_BLOCK_Q(v->head_dim, (int)v->mask, 1)
+                     : 0;
 }
 
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
@@ -458,7 +461,7 @@ int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *s)
                          (int)v->family);
             if (v->wide)
                 snprintf(s->text[n++], sizeof s->text[0], "%s",
-                         v->tier == KILN_GPU_TIER_ID_HOPPER ? "-DKILN_HOPPER_WIDE=1"
+                         v->tier == KILN_GPU_TIER_ID_HOPPER ? "-DKILN_HOPPER_LONG=1"
                                                             : "-DKILN_TQ_LONG_TILES=1");
         }
     }
@@ -595,7 +598,8 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
     if (v->tier == KILN_GPU_TIER_ID_HOPPER) {
         /* One head's query tile per block: (tiles, heads_q, batch x splits). */
         KILN_FORWARD(fit("attention", "x (query tiles)",
-                         (a->seqlen_q + KILN_HOPPER_BLOCK_Q - 1) / KILN_HOPPER_BLOCK_Q,
+                         (a->seqlen_q + KILN_HOPPER_BLOCK_Q(v->head_dim, (int)v->mask, v->wide) - 1) /
+                             KILN_HOPPER_BLOCK_Q(v->head_dim, (int)v->mask, v->wide),
                          GRID_X_MAX, &grid[0]));
         KILN_FORWARD(fit("attention", "y (heads_q)", a->heads_q, GRID_YZ_MAX, &grid[1]));
     }
@@ -607,7 +611,7 @@ int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v)
 {
     switch (v->kind) {
     case KILN_KERNEL_ATTN:
-        if (v->tier == KILN_GPU_TIER_ID_HOPPER) return KILN_HOPPER_THREADS;
+        if (v->tier == KILN_GPU_TIER_ID_HOPPER) return KILN_HOPPER_THREADS(v->head_dim, (int)v->mask, v->wide);
         if (v->tier == KILN_GPU_TIER_ID_TENSOR)
             return v->family ? KILN_ATTN_WMMA_THREADS(v->family) : KILN_TQ_THREADS(v->head_dim, tq_flags(v));
         return KILN_ATTN_THREADS;
@@ -622,7 +626,7 @@ int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v)
 {
     if (v->kind != KILN_KERNEL_ATTN) return 0;
     return v->tier == KILN_GPU_TIER_ID_HOPPER
-               ? KILN_HOPPER_SMEM_BYTES_K(v->head_dim, (int)v->mask, kiln_gpu_hopper_block_k(v))
+               ? KILN_HOPPER_SMEM_BYTES(v->head_dim, (int)v->mask, v->wide)
            : v->tier == KILN_GPU_TIER_ID_TENSOR ? KILN_TQ_SMEM_BYTES(v->head_dim, tq_flags(v))
                                                 : 0;
 }
@@ -651,5 +655,5 @@ kiln_status kiln_gpu_act_grid(const kiln_act_args *a, unsigned grid[3], unsigned
 
 int32_t kiln_gpu_hopper_block_k(const kiln_gpu_variant *v)
 {
-    return KILN_HOPPER_KEYS(v->head_dim, (int)v->mask, v->wide);
+    return KILN_HOPPER_BLOCK_K(v->head_dim, (int)v->mask);
 }

@@ -38,9 +38,9 @@
  *              only when seqlen_q >= 64 (its 128-row query tiles of one head waste most of
  *              their work on decode-sized q, where the tensor tier packs the query heads of
  *              a KV head into one block); KILN_GPU_TIER=hopper runs it at any seqlen_q.
- *              Head dim 64 without a mask also has a wide variant (key tiles of 192,
- *              attn_fwd.<dtype>.d64.full.fixed.k192.hopper), taken for calls with at least
- *              KILN_HOPPER_WIDE_MIN_KEYS keys per split.
+ *              Head dim 64 without a mask also has a long variant (three consumer
+ *              warpgroups, query tiles of 192 rows, attn_fwd.<dtype>.d64.full.fixed.q192.hopper),
+ *              taken for calls with at least KILN_HOPPER_LONG_MIN_KEYS keys per split.
  * KILN_GPU_TIER=auto|generic|tensor|hopper picks the tier (auto: hopper, then tensor, where
  * they cover the problem on the target, else generic; tensor / hopper: KILN_UNSUPPORTED
  * saying why when that tier does not cover it).
@@ -90,8 +90,8 @@ typedef struct kiln_gpu_variant {
      * target's matrix kind; 0 everywhere else. Not part of the key, which names the same
      * variant on every vendor: the target tells the families apart. */
     int32_t family;
-    /* Hopper tier: 1 for the wide variant (key tiles of KILN_HOPPER_WIDE_K, key
-     * ...k192.hopper). NVIDIA tensor tier: 1 on sm_90 where its long key tiles differ
+    /* Hopper tier: 1 for the long variant (three consumers, KILN_HOPPER_LONG; key
+     * ...q192.hopper). NVIDIA tensor tier: 1 on sm_90 where its long key tiles differ
      * from the other targets' (kernels/attention_mma.h's KILN_TQ_LONG; key ...k64.tensor).
      * 0 everywhere else. */
     int32_t wide;

@@ -671,28 +671,58 @@ int main(int argc, char **argv)
         CHECK_STR_EQ(kiln_gpu_variant_file(&v), "attention_hopper.cu");
         CHECK_STR_EQ(kiln_gpu_variant_tier_name(&v), "hopper");
         {
-            /* Head dim 64 without a mask takes the wide key tiles from 4096 keys per split
-             * on; other head dims and masks never do. */
+            /* Head dim 64 without a mask takes the long variant (three consumers, 192-row
+             * query tiles) from 4096 keys per split on; other masks and head dim 128 never
+             * do. */
             kiln_attn_problem w = p;
             kiln_gpu_defines defs;
             int n, found = 0;
             w.head_dim = 64;
-            w.seqlen_k = KILN_HOPPER_WIDE_MIN_KEYS - 8;
+            unsigned grid[3], block[3];
+            w.head_dim = 64;
+            w.seqlen_q = 1000;
+            w.seqlen_k = KILN_HOPPER_LONG_MIN_KEYS - 8;
             CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
             CHECK_EQ(v.wide, 0);
-            CHECK_EQ(kiln_gpu_hopper_block_k(&v), KILN_HOPPER_BLOCK_K(64, 0));
-            w.seqlen_k = KILN_HOPPER_WIDE_MIN_KEYS;
+            CHECK_EQ(kiln_gpu_variant_threads(&v), 384);
+            kiln_gpu_variant_key(&v, key, sizeof key);
+            CHECK_STR_EQ(key, "attn_fwd.bf16.d64.full.fixed.hopper");
+            w.seqlen_k = KILN_HOPPER_LONG_MIN_KEYS;
             CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
             CHECK_EQ(v.wide, 1);
             kiln_gpu_variant_key(&v, key, sizeof key);
-            CHECK_STR_EQ(key, "attn_fwd.bf16.d64.full.fixed.k192.hopper");
-            CHECK_EQ(kiln_gpu_hopper_block_k(&v), KILN_HOPPER_WIDE_K);
-            CHECK_EQ(kiln_gpu_variant_dynamic_smem(&v),
-                     KILN_HOPPER_SMEM_BYTES_K(64, 0, KILN_HOPPER_WIDE_K));
+            CHECK_STR_EQ(key, "attn_fwd.bf16.d64.full.fixed.q192.hopper");
+            CHECK_EQ(kiln_gpu_hopper_block_k(&v), KILN_HOPPER_BLOCK_K(64, 0));
+            CHECK_EQ(kiln_gpu_variant_threads(&v), 512);
+            CHECK_EQ(kiln_gpu_variant_dynamic_smem(&v), KILN_HOPPER_SMEM_BYTES(64, 0, 1));
             CHECK(kiln_gpu_variant_dynamic_smem(&v) <= h100->shared_max_bytes);
+            {
+                /* 1000 rows in tiles of 192: 6 of them (before the persistent grid). */
+                kiln_attn_args aa;
+                kiln_gpu_attn_args(&aa, &w, 1, NULL);
+                CHECK_OK(kiln_gpu_attn_grid_for(&v, &aa, grid, block));
+                CHECK_EQ(grid[0], 6);
+                CHECK_EQ(block[0], 512);
+            }
             n = kiln_gpu_variant_defines(&v, &defs);
-            for (int i = 0; i < n; ++i) found |= strcmp(defs.ptr[i], "-DKILN_HOPPER_WIDE=1") == 0;
+            for (int i = 0; i < n; ++i) found |= strcmp(defs.ptr[i], "-DKILN_HOPPER_LONG=1") == 0;
             CHECK(found);
+            w.causal = 1;
+            w.window_right = 0;
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
+            kiln_gpu_variant_key(&v, key, sizeof key);
+            CHECK_STR_EQ(key, "attn_fwd.bf16.d64.causal.fixed.hopper");
+            w.head_dim = 128;
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
+            CHECK_EQ(v.wide, 0);
+            CHECK_EQ(kiln_gpu_variant_threads(&v), 384);
+            w.head_dim = 64;
+            w.window_left = 256; /* a window: never the long variant */
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
+            CHECK_EQ(v.wide, 0);
+            w.causal = 0;
+            w.window_left = w.window_right = -1;
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
             {
                 kiln_gpu_variant narrow = v;
                 narrow.wide = 0;
@@ -754,7 +784,7 @@ int main(int argc, char **argv)
         CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
 
         /* 14 hopper variants on sm_90 (f16 / bf16 x d64 / d128 x 3 masks, fixed, and the
-         * wide d64 full ones), none on sm_80. */
+         * long d64 full ones), none on sm_80. */
         nv = kiln_gpu_variant_list(h100, NULL, 0);
         list = malloc(nv * sizeof *list);
         kiln_gpu_variant_list(h100, list, nv);

@@ -209,8 +209,8 @@ class TestCUDA(unittest.TestCase):
                                              "hip" if torch.version.hip else "cuda")
                             self.assertEqual(d_["tier"], tier)
                             if d_["tier"] == "hopper":
-                                wide = d == 64 and not causal and sk >= 4096
-                                self.assertEqual(".k192." in d_["variant"], wide,
+                                long_ = d == 64 and not causal and sk >= 4096
+                                self.assertEqual(".q192." in d_["variant"], long_,
                                                  d_["variant"])
 
     def test_masks_sdpa_takes_as_tensors(self):
