@@ -108,14 +108,14 @@
 #endif
 #if KILN_HOPPER_PINGPONG
 #define HP_TURN_WAIT() kiln_bar_sync(2 + cw, 256)
-/* The next consumer's barrier: two pass by cw ^ 1; three by their warpgroup index read anew
- * (the next of consumer cw = wg - 1 is wg mod 3), so that no register holds it through the
- * key loop (a compare and select there, hoisted out of the loop by the compiler, ran the
- * two-consumer kernels that take turns 10-16% slower on an H200). */
+/* The next consumer's barrier: two pass by cw ^ 1, three around the ring. Two consumers
+ * passing by the ring's compare and select (hoisted out of the key loop by the compiler)
+ * ran the variants that take turns at their exponentials 10-16% slower on an H200
+ * (bench/results/hopper-ab_c3_*, its staged column at head dim 128). */
 #if NC == 2
 #define HP_TURN_PASS() kiln_bar_arrive(2 + (cw ^ 1), 256)
 #else
-#define HP_TURN_PASS() kiln_bar_arrive(2 + kiln_thread_x_fresh() / 128 % NC, 256)
+#define HP_TURN_PASS() kiln_bar_arrive(2 + (cw + 1 == NC ? 0 : cw + 1), 256)
 #endif
 #else
 #define HP_TURN_WAIT() ((void)0)
