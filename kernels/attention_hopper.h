@@ -23,10 +23,11 @@
  * thread), not at head dim 128. Three consumers keep the tensor cores busier (one's
  * softmax behind two others' products) but their 192-row tiles compute more masked and
  * past-the-end rows. Measured on an H200 (bench/hopper_ab.sh, c3 and c3n against two
- * consumers, bench/results/hopper-ab_c3_*): without a mask S = 1k +0.7%, 4k and 16k +7%
- * and +8% against the two-consumer variant in key tiles of 192 that ran there before;
- * causal S = 1k -18% (a third more products than 128-row tiles), 4k +1%, 16k +10%. Hence
- * three consumers in the long variant only. */
+ * consumers, bench/results/hopper-ab_c3_*): without a mask S = 1k +0.7%; at 4k and 16k
+ * 485 and 510 TFLOP/s, 1.05-1.09 of cuDNN in that run, where the two-consumer variant in
+ * key tiles of 192 that ran there before had reached 0.98-1.01 of it (its own run,
+ * bench/results/hopper-ab_slack_*); causal S = 1k -18% (a third more products than in
+ * 128-row tiles), 4k +1%, 16k +10%. Hence three consumers in the long variant only. */
 #ifndef KILN_HOPPER_CONSUMERS
 #define KILN_HOPPER_CONSUMERS(d, m, l) ((l) && KILN_HOPPER_LONG_COVERS(d, m) ? 3 : 2)
 #endif
