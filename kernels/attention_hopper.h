@@ -13,7 +13,9 @@
 #ifndef KILN_HOPPER_LONG_MIN_KEYS
 #define KILN_HOPPER_LONG_MIN_KEYS 4096
 #endif
+#ifndef KILN_HOPPER_LONG_COVERS
 #define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 && (m) == 0)
+#endif
 
 /* Consumer warpgroups per block of head dim d, mask m and long flag l (above), each owning
  * 64 query rows of one head: the block's query tile has 64 rows per consumer
