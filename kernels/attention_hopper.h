@@ -33,7 +33,8 @@
 #ifndef KILN_HOPPER_CONSUMERS
 #define KILN_HOPPER_CONSUMERS(d, m, l) ((l) && KILN_HOPPER_LONG_COVERS(d, m) ? 3 : 2)
 #endif
-#define KILN_HOPPER_BLOCK_Q(d, m, l) (64 * KILN_HOPPER_CONSUMERS(d, m, l)) /* query rows */
+#define KILN_HOPPER_CONSUMER_ROWS 64 /* query rows of one consumer: a wgmma's M */
+#define KILN_HOPPER_BLOCK_Q(d, m, l) (KILN_HOPPER_CONSUMER_ROWS * KILN_HOPPER_CONSUMERS(d, m, l))
 /* Keys per shared-memory tile per head dim d and mask m (KILN_MASK_*: 0 full, 1 causal,
  * 2 window): 64, 128, 160, 176 or 192 (the S product's N; kernels/hopper.h has those
  * shapes). Measured on an H200 with two consumers (bench/hopper_ab.sh, k160): head dim 64

@@ -39,7 +39,8 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
     const kiln_gpu_driver *drv = dev->drv;
     hopper_map mq, mk, mv, mo;
     const int bf16 = v->dtype == KILN_BF16;
-    const uint32_t bq = KILN_HOPPER_BLOCK_Q(v->head_dim, (int)v->mask, v->wide), bk = (uint32_t)kiln_gpu_hopper_block_k(v);
+    const uint32_t bq = (uint32_t)kiln_gpu_hopper_block_q(v);
+    const uint32_t bk = (uint32_t)kiln_gpu_hopper_block_k(v);
     KILN_FAIL_IF(!drv->tensor_map, KILN_UNSUPPORTED,
                  "the hopper tier needs tensor maps, which the %s driver does not make",
                  drv->name);
@@ -62,7 +63,7 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
     if (KILN_HOPPER_TMA_STORE(a->head_dim) && a->num_splits <= 1)
         KILN_FORWARD(make_map(drv, &mo, bf16, a->out, a->head_dim, a->seqlen_q, a->heads_q,
                               a->batch, a->o_stride_row, a->o_stride_head, a->o_stride_batch,
-                              64));
+                              KILN_HOPPER_CONSUMER_ROWS));
     else
         mo = mq;
     if (KILN_HOPPER_PERSISTENT(a->head_dim, (int)v->mask)) {

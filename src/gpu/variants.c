@@ -400,9 +400,7 @@ void kiln_gpu_variant_desc(const kiln_gpu_variant *v, kiln_variant_desc *d)
     d->block_k = !v->wide || v->tier == KILN_GPU_TIER_ID_HOPPER
                      ? 0
                      : KILN_TQ_BLOCK_K(v->head_dim, tq_flags(v));
-    d->block_q = v->wide && v->tier == KILN_GPU_TIER_ID_HOPPER
-                     ? KILN_HOPPER_BLOCK_Q(v->head_dim, (int)v->mask, 1)
-                     : 0;
+    d->block_q = v->wide && v->tier == KILN_GPU_TIER_ID_HOPPER ? kiln_gpu_hopper_block_q(v) : 0;
 }
 
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
@@ -597,9 +595,8 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
                          GRID_X_MAX, &grid[0]));
     if (v->tier == KILN_GPU_TIER_ID_HOPPER) {
         /* One head's query tile per block: (tiles, heads_q, batch x splits). */
-        KILN_FORWARD(fit("attention", "x (query tiles)",
-                         (a->seqlen_q + KILN_HOPPER_BLOCK_Q(v->head_dim, (int)v->mask, v->wide) - 1) /
-                             KILN_HOPPER_BLOCK_Q(v->head_dim, (int)v->mask, v->wide),
+        const int64_t rows = kiln_gpu_hopper_block_q(v);
+        KILN_FORWARD(fit("attention", "x (query tiles)", (a->seqlen_q + rows - 1) / rows,
                          GRID_X_MAX, &grid[0]));
         KILN_FORWARD(fit("attention", "y (heads_q)", a->heads_q, GRID_YZ_MAX, &grid[1]));
     }
@@ -656,4 +653,9 @@ kiln_status kiln_gpu_act_grid(const kiln_act_args *a, unsigned grid[3], unsigned
 int32_t kiln_gpu_hopper_block_k(const kiln_gpu_variant *v)
 {
     return KILN_HOPPER_BLOCK_K(v->head_dim, (int)v->mask);
+}
+
+int32_t kiln_gpu_hopper_block_q(const kiln_gpu_variant *v)
+{
+    return KILN_HOPPER_BLOCK_Q(v->head_dim, (int)v->mask, v->wide);
 }

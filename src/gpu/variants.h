@@ -187,8 +187,9 @@ kiln_status kiln_gpu_attn_grid_for(const kiln_gpu_variant *v, const kiln_attn_ar
  * tensor tier's; 0 for kernels with static shared memory only). */
 int32_t kiln_gpu_variant_threads(const kiln_gpu_variant *v);
 int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v);
-/* Keys per shared-memory tile of a hopper-tier variant. */
+/* Keys per shared-memory tile, and query rows per block, of a hopper-tier variant. */
 int32_t kiln_gpu_hopper_block_k(const kiln_gpu_variant *v);
+int32_t kiln_gpu_hopper_block_q(const kiln_gpu_variant *v);
 /* The tensor-tier head dim that runs head_dim (the smallest compiled one at least as wide;
  * 0 above 256). */
 int32_t kiln_gpu_tensor_head_dim(int64_t head_dim);
