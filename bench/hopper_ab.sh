@@ -36,10 +36,12 @@
 #                 per consumer)
 #        c2       two consumer warpgroups in the long head-dim-64 variant too (default:
 #                 three there, 192 query rows a block, 160 registers a thread)
-#        c3c      three consumers in a long causal head-dim-64 variant as well (spills 24
-#                 bytes)
-#        c3cd     c3c, that variant's output stored from the accumulators (spills 8)
-#        c3cdn    c3cd without turns between its consumers (no spill)
+#        c2c      the long variant without a mask only: causal head dim 64 in two
+#                 consumers at every length (the defaults before; the results' staged
+#                 column of hopper-ab_c3cd_*)
+#        c3c      the causal long variant's output staged (spills 24 bytes)
+#        c3cdn    the causal long variant without turns between its consumers (no spill;
+#                 default: turns, a frame of 8 bytes)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -82,9 +84,9 @@ all_opts=(
   "tmma|#define KILN_HOPPER_TURN_EXP(d, w) 0"
   "tstore0|#define KILN_HOPPER_TMA_STORE(d) 0"
   "c2|#define KILN_HOPPER_CONSUMERS(d, m, l) 2"
-  "c3c|#define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 \&\& (m) != 2)"
-  "c3cd|#define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 \&\& (m) != 2);#define KILN_HOPPER_STAGE_O (NC == 2 || KILN_MASK != 1)"
-  "c3cdn|#define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 \&\& (m) != 2);#define KILN_HOPPER_STAGE_O (NC == 2 || KILN_MASK != 1);#define KILN_HOPPER_PINGPONG (NC == 2 || KILN_MASK != 1)"
+  "c2c|#define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 \&\& (m) == 0)"
+  "c3c|#define KILN_HOPPER_STAGE_O 1"
+  "c3cdn|#define KILN_HOPPER_PINGPONG (NC == 2 || KILN_MASK != 1)"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

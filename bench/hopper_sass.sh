@@ -8,11 +8,11 @@ set -u
 src=${1:-.}
 dir=${2:-${OUT:-/tmp}/hopper-sass}
 mkdir -p "$dir"
-for v in "64 0 0" "64 1 0" "64 2 0" "64 0 1" "128 0 0" "128 1 0" "128 2 0"; do
+for v in "64 0 0" "64 1 0" "64 2 0" "64 0 1" "64 1 1" "128 0 0" "128 1 0" "128 2 0"; do
   set -- $v
-  n=d$1_m$2_w$3
+  n=d$1_m$2_l$3
   nvcc -cubin -arch=sm_90a -Xptxas -v -DKILN_DTYPE=2 -DKILN_HEAD_DIM=$1 -DKILN_MASK=$2 \
-    -DKILN_MODE=0 -DKILN_HOPPER_WIDE=$3 -I"$src/kernels" "$src/kernels/attention_hopper.cu" \
+    -DKILN_MODE=0 -DKILN_HOPPER_LONG=$3 -I"$src/kernels" "$src/kernels/attention_hopper.cu" \
     -o "$dir/$n.cubin" > "$dir/$n.ptxas.txt" 2>&1 &
 done
 wait

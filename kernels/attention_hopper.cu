@@ -66,7 +66,7 @@
 #error "the hopper tier runs two or three consumer warpgroups"
 #endif
 #if KILN_HOPPER_LONG && !KILN_HOPPER_LONG_COVERS(D, KILN_MASK)
-#error "the long hopper variant is head dim 64 without a mask"
+#error "the long hopper variant is head dim 64 without a mask or causal"
 #endif
 #define BN KILN_HOPPER_BLOCK_K(D, KILN_MASK)
 #define NS KILN_HOPPER_STAGES(D, KILN_MASK)
@@ -136,9 +136,10 @@
 #define HP_EXP_TURN_PASS() ((void)0)
 #endif
 /* Output of a block through shared memory and 16-byte stores over whole rows (1), or
- * straight from the accumulators, 4 bytes per thread (0). */
+ * straight from the accumulators, 4 bytes per thread (0): the causal three-consumer variant
+ * has no registers to spare for the staging (attention_hopper.h, KILN_HOPPER_LONG_COVERS). */
 #ifndef KILN_HOPPER_STAGE_O
-#define KILN_HOPPER_STAGE_O 1
+#define KILN_HOPPER_STAGE_O (NC == 2 || KILN_MASK != 1)
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))

@@ -7,14 +7,19 @@
 #define KILN_ATTENTION_HOPPER_H
 
 /* The long variant (key ...q192.hopper, compiled with KILN_HOPPER_LONG=1): for calls with
- * at least KILN_HOPPER_LONG_MIN_KEYS keys per split, head dim 64 without a mask, in blocks
- * of three consumers (below). Causal (S = 16k +10% in the run below) is left out: its
- * three-consumer kernel spills 24 bytes in 160 registers. */
+ * at least KILN_HOPPER_LONG_MIN_KEYS keys per split, head dim 64 without a mask or causal,
+ * in blocks of three consumers (below). The causal one stores its output straight from the
+ * accumulators (kernels/attention_hopper.cu, KILN_HOPPER_STAGE_O): staged, it spilled 24
+ * bytes in 160 registers; so it spills 4 (tests/gpu/compile_matrix.c keeps that frame).
+ * Measured on an H200 against two consumers (bench/hopper_ab.sh, c3cd beside staged,
+ * bench/results/hopper-ab_c3cd_*): causal S = 4k 417 against 403 TFLOP/s, 16k 492 against
+ * 440 (cuDNN 417-418 and 447-451 in that run); without turns between its consumers
+ * (c3cdn) it does not spill but ran 398 and 462. */
 #ifndef KILN_HOPPER_LONG_MIN_KEYS
 #define KILN_HOPPER_LONG_MIN_KEYS 4096
 #endif
 #ifndef KILN_HOPPER_LONG_COVERS
-#define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 && (m) == 0)
+#define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 && (m) != 2)
 #endif
 
 /* Consumer warpgroups per block of head dim d, mask m and long flag l (above), each owning

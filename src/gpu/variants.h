@@ -38,9 +38,10 @@
  *              only when seqlen_q >= 64 (its 128-row query tiles of one head waste most of
  *              their work on decode-sized q, where the tensor tier packs the query heads of
  *              a KV head into one block); KILN_GPU_TIER=hopper runs it at any seqlen_q.
- *              Head dim 64 without a mask also has a long variant (three consumer
- *              warpgroups, query tiles of 192 rows, attn_fwd.<dtype>.d64.full.fixed.q192.hopper),
- *              taken for calls with at least KILN_HOPPER_LONG_MIN_KEYS keys per split.
+ *              Head dim 64 without a mask or causal also has a long variant (three
+ *              consumer warpgroups, query tiles of 192 rows,
+ *              attn_fwd.<dtype>.d64.<full|causal>.fixed.q192.hopper), taken for calls with
+ *              at least KILN_HOPPER_LONG_MIN_KEYS keys per split.
  * KILN_GPU_TIER=auto|generic|tensor|hopper picks the tier (auto: hopper, then tensor, where
  * they cover the problem on the target, else generic; tensor / hopper: KILN_UNSUPPORTED
  * saying why when that tier does not cover it).

@@ -711,7 +711,8 @@ int main(int argc, char **argv)
             w.window_right = 0;
             CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
             kiln_gpu_variant_key(&v, key, sizeof key);
-            CHECK_STR_EQ(key, "attn_fwd.bf16.d64.causal.fixed.hopper");
+            CHECK_STR_EQ(key, "attn_fwd.bf16.d64.causal.fixed.q192.hopper");
+            CHECK_EQ(kiln_gpu_variant_threads(&v), 512);
             w.head_dim = 128;
             CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
             CHECK_EQ(v.wide, 0);
@@ -731,11 +732,13 @@ int main(int argc, char **argv)
             w.num_splits = 2; /* 2048 keys per split */
             CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
             CHECK_EQ(v.wide, 0);
-            w.num_splits = 1;
             w.causal = 1;
             w.window_right = 0;
             CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
-            CHECK_EQ(v.wide, 0);
+            CHECK_EQ(v.wide, 0); /* causal, 2048 keys per split */
+            w.num_splits = 1;
+            CHECK_OK(kiln_gpu_variant_for_attn_tier(&w, h100, KILN_GPU_TIER_AUTO, &v));
+            CHECK_EQ(v.wide, 1);
             w.causal = 0;
             w.window_right = -1;
             w.head_dim = 128;
@@ -783,13 +786,13 @@ int main(int argc, char **argv)
         p.seqlen_k = 500;
         CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
 
-        /* 14 hopper variants on sm_90 (f16 / bf16 x d64 / d128 x 3 masks, fixed, and the
-         * long d64 full ones), none on sm_80. */
+        /* 16 hopper variants on sm_90 (f16 / bf16 x d64 / d128 x 3 masks, fixed, and the
+         * long d64 full and causal ones), none on sm_80. */
         nv = kiln_gpu_variant_list(h100, NULL, 0);
         list = malloc(nv * sizeof *list);
         kiln_gpu_variant_list(h100, list, nv);
         for (size_t i = 0; i < nv; ++i) hopper += list[i].tier == KILN_GPU_TIER_ID_HOPPER;
-        CHECK_EQ(hopper, 14);
+        CHECK_EQ(hopper, 16);
         free(list);
         nv = kiln_gpu_variant_list(t, NULL, 0);
         list = malloc(nv * sizeof *list);
