@@ -14,7 +14,9 @@
  * Measured on an H200 against two consumers (bench/hopper_ab.sh, c3cd beside staged,
  * bench/results/hopper-ab_c3cd_*): causal S = 4k 417 against 403 TFLOP/s, 16k 492 against
  * 440 (cuDNN 417-418 and 447-451 in that run); without turns between its consumers
- * (c3cdn) it does not spill but ran 398 and 462. */
+ * (c3cdn) it does not spill but ran 398 and 462. On an H100 (c2c, the two-consumer one
+ * beside it, bench/results/hopper-ab_c2c_*): 410.6 against 391.6 at 4k, 473.1 against 434.3
+ * at 16k (cuDNN 409-411 and 441-448). */
 #ifndef KILN_HOPPER_LONG_MIN_KEYS
 #define KILN_HOPPER_LONG_MIN_KEYS 4096
 #endif

@@ -74,9 +74,11 @@ static size_t manifest_objects(const char *out_dir, size_t *missing)
 
 /* Stack frames measured and kept: a key ending in suffix may have up to bytes of stack.
  * Head dim 64 causal in three consumers (attention_hopper.h, KILN_HOPPER_LONG_COVERS): ptxas
- * spills one register (4 bytes stored, 4 loaded; an 8-byte frame) in its 160 a thread, and
- * it still ran S = 4k +3% and 16k +12% over two consumers on an H200
- * (bench/results/hopper-ab_c3cd_*). Any other frame, or a larger one, fails. */
+ * spills one register (4 bytes stored, 4 loaded; an 8-byte frame) in its 160 a thread: one
+ * STL before the item loop and one LDL after it, none in the key loop (SASS from
+ * bench/hopper_sass.sh, bench/results/hopper-sass_54e9fc4_*); it still ran S = 4k +3-5% and
+ * 16k +9-12% over two consumers on an H200 and an H100 (bench/results/hopper-ab_c3cd_*,
+ * hopper-ab_c2c_*). Any other frame, or a larger one, fails. */
 static const struct {
     const char *suffix;
     long long bytes;
