@@ -151,16 +151,25 @@
  * sizes the shared memory the same way). */
 #define HP_O_OWN KILN_HOPPER_O_OWN(D, KILN_MASK)
 
-/* Barrier slots in shared memory: Q full (the copy engine completes it) and empty (the 4 NC
- * consumer warps arrive when done with it), the K and V rings' full ones, then their empty
- * ones (4 NC consumer warps each). */
-#define BAR_Q 0
-#define BAR_QEMPTY 1
-#define BAR_KFULL(s) (2 + (s))
-#define BAR_VFULL(s) (2 + NS + (s))
-#define BAR_KEMPTY(s) (2 + 2 * NS + (s))
-#define BAR_VEMPTY(s) (2 + 3 * NS + (s))
-#define NBARS (2 + 4 * NS)
+/* Q tiles (KILN_HOPPER_Q_BUFS, attention_hopper.h): item n of a block uses tile n % QB. */
+#define QB KILN_HOPPER_Q_BUFS(D, KILN_MASK, KILN_HOPPER_LONG)
+#if QB != 1 && QB != 2
+#error "the hopper tier holds one or two Q tiles"
+#endif
+#if QB == 2 && !HP_O_OWN
+#error "two Q tiles need an output tile of their own"
+#endif
+
+/* Barrier slots in shared memory: per Q tile, full (the copy engine completes it) and empty
+ * (the 4 NC consumer warps arrive when done with it), the K and V rings' full ones, then
+ * their empty ones (4 NC consumer warps each). */
+#define BAR_Q(b) (b)
+#define BAR_QEMPTY(b) (QB + (b))
+#define BAR_KFULL(s) (2 * QB + (s))
+#define BAR_VFULL(s) (2 * QB + NS + (s))
+#define BAR_KEMPTY(s) (2 * QB + 2 * NS + (s))
+#define BAR_VEMPTY(s) (2 * QB + 3 * NS + (s))
+#define NBARS (2 * QB + 4 * NS)
 
 /* Per-thread state of the consumer's two rows (fragment rows g and g + 8 of its warp). A
  * row's visible keys are [first, its band's end): it has seen a visible key once a tile
@@ -488,7 +497,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     /* 128-byte swizzling repeats every 1024 bytes: tiles start on such a boundary. */
     unsigned char *sm = kiln_smem_raw + ((1024u - (kiln_smem_addr(kiln_smem_raw) & 1023u)) & 1023u);
     unsigned char *qs = sm;
-    unsigned char *ks = qs + TILE_Q;
+    unsigned char *ks = qs + QB * TILE_Q;
     unsigned char *vs = ks + NS * TILE_K;
 #if HP_O_OWN
     unsigned char *os = vs + NS * TILE_K;
@@ -505,7 +514,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 
     if (tid == 0) {
         for (kiln_i32 i = 0; i < NBARS; ++i)
-            kiln_mbar_init(&bars[i], i == BAR_QEMPTY || i >= BAR_KEMPTY(0) ? 4u * NC : 1u);
+            kiln_mbar_init(&bars[i], (i >= BAR_QEMPTY(0) && i < BAR_KFULL(0)) || i >= BAR_KEMPTY(0)
+                                         ? 4u * NC : 1u);
         kiln_mbar_init_fence();
     }
     /* The stream's previous kernel may still run (kernels/vendor/cuda.h): every thread
@@ -526,6 +536,19 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (it.q0 < 0 || it.ntiles == 0) continue;
             const kiln_i32 hq = (kiln_i32)it.h, hkv = (kiln_i32)(it.h / group);
             const kiln_i32 bb = (kiln_i32)it.b;
+            if (QB > 1) {
+                /* The item's Q first, into the tile the item two back used (its last S
+                 * product is long done): it arrives while the consumers finish the item
+                 * before. */
+                const kiln_i32 qb = qn % QB;
+                kiln_mbar_wait_idle(&bars[BAR_QEMPTY(qb)], ((kiln_u32)(qn / QB) & 1u) ^ 1u,
+                                    KILN_HOPPER_PRODUCER_SLEEP);
+                kiln_mbar_expect_tx(&bars[BAR_Q(qb)], TILE_Q);
+                for (kiln_i32 c = 0; c < DB; ++c)
+                    kiln_tma_load_4d(qs + qb * TILE_Q + c * (BM * 128), &tq, &bars[BAR_Q(qb)],
+                                     c * 64, (kiln_i32)it.q0, hq, bb);
+                ++qn;
+            }
             for (kiln_i32 t = 0; t < it.ntiles; ++t, hp_ring_next(&st, &ph)) {
                 const kiln_i32 kt = (kiln_i32)(it.lo + (kiln_i64)t * BN);
                 kiln_mbar_wait_idle(&bars[BAR_KEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
@@ -533,14 +556,14 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(ks + st * TILE_K + c * (BN * 128), &tk,
                                      &bars[BAR_KFULL(st)], c * 64, kt, hkv, bb);
-                if (t == 0) {
+                if (QB == 1 && t == 0) {
                     /* The consumers are done with the previous item's Q (and, when they
                      * stage their output there, with that too). */
-                    kiln_mbar_wait_idle(&bars[BAR_QEMPTY], ((kiln_u32)qn & 1u) ^ 1u,
+                    kiln_mbar_wait_idle(&bars[BAR_QEMPTY(0)], ((kiln_u32)qn & 1u) ^ 1u,
                                         KILN_HOPPER_PRODUCER_SLEEP);
-                    kiln_mbar_expect_tx(&bars[BAR_Q], TILE_Q);
+                    kiln_mbar_expect_tx(&bars[BAR_Q(0)], TILE_Q);
                     for (kiln_i32 c = 0; c < DB; ++c)
-                        kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64,
+                        kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q(0)], c * 64,
                                          (kiln_i32)it.q0, hq, bb);
                     ++qn;
                 }
@@ -581,6 +604,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         const kiln_i32 sq = (kiln_i32)it.s.sq;
         const kiln_i32 ntiles = it.ntiles;
         const kiln_i32 diag = (kiln_i32)it.s.sk - sq;
+        /* The item's Q tile and its descriptor. */
+        const kiln_i32 qb = QB > 1 ? qn % QB : 0;
+        const kiln_u64 qdi = QB > 1 ? kiln_wg_desc_add(qd, (kiln_u32)qb * TILE_Q) : qd;
 
         hp_rows w;
         int live[2];
@@ -631,18 +657,18 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (cw == NC - 1 && !turns) kiln_bar_arrive(2, 256);
             turns = 1;
 #endif
-            kiln_mbar_wait(&bars[BAR_Q], (kiln_u32)qn & 1u);
+            kiln_mbar_wait(&bars[BAR_Q(qb)], (kiln_u32)(qn / QB) & 1u);
             kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
             HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
-            hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
+            hp_issue_s(sc, qdi, kiln_wg_desc_add(kd, st * TILE_K));
             HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
             if (lane == 0) {
                 kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
-                if (HP_O_OWN && ntiles == 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
+                if (HP_O_OWN && ntiles == 1) kiln_mbar_arrive(&bars[BAR_QEMPTY(qb)]);
             }
             hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain, slope, cw);
             hp_pack_p(pf, sc);
@@ -658,7 +684,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
                 HP_MMA_TURN_WAIT();
                 kiln_wgmma_fence();
-                hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
+                hp_issue_s(sc, qdi, kiln_wg_desc_add(kd, st * TILE_K));
                 hp_issue_pv(o, pf, kiln_wg_desc_add(vd, pst * TILE_K));
                 HP_MMA_TURN_PASS();
                 kiln_wgmma_wait(1);
@@ -666,7 +692,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
                 if (lane == 0) {
                     kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
-                    if (HP_O_OWN && t == ntiles - 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
+                    if (HP_O_OWN && t == ntiles - 1) kiln_mbar_arrive(&bars[BAR_QEMPTY(qb)]);
                 }
                 hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain, slope, cw);
                 kiln_wgmma_wait(0);
@@ -818,7 +844,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #endif
             }
             __syncwarp();
-            if (!HP_O_OWN && lane == 0) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
+            if (!HP_O_OWN && lane == 0) kiln_mbar_arrive(&bars[BAR_QEMPTY(0)]);
             ++qn;
         }
     }

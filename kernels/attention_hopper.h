@@ -87,6 +87,18 @@
 #define KILN_HOPPER_O_OWN(d, m) KILN_HOPPER_PERSISTENT(d, m)
 #endif
 
+/* Q tiles in shared memory per head dim d, mask m and long flag l: 1, the producer loads
+ * an item's Q once the consumers' last S product of the item before has read the tile, so
+ * the next item's first product waits for that load (about a microsecond from memory)
+ * behind the item's last softmax, P V product and output; 2, items alternate between two
+ * tiles and the producer loads an item's Q as soon as it reaches the item, ahead of its
+ * first key tile, while the consumers are still some tiles from the end of the item before.
+ * Two need an output tile of their own (KILN_HOPPER_O_OWN): the output is never staged in
+ * Q's rows. */
+#ifndef KILN_HOPPER_Q_BUFS
+#define KILN_HOPPER_Q_BUFS(d, m, l) 1
+#endif
+
 /* Per head dim d, 1: each row's reference (the running max its weights are taken against,
  * base-2 units) moves only when a tile's max passes it by more than KILN_HOPPER_RESCALE_SLACK,
  * and a warp rescales its O accumulators after a tile only when one of its rows moved (the
@@ -178,11 +190,11 @@
 #define KILN_HOPPER_REGS_MMA(d, m, nc) ((nc) == 3 ? 160 : 240)
 #endif
 
-/* Dynamic shared memory of a block of head dim d, mask m and long flag l: the Q tile, the
+/* Dynamic shared memory of a block of head dim d, mask m and long flag l: the Q tiles, the
  * K and V rings, the output tile where it has its own, 1024 bytes of alignment slack and
  * the barriers. */
 #define KILN_HOPPER_SMEM_BYTES(d, m, l)                                                     \
-    ((KILN_HOPPER_BLOCK_Q(d, m, l) * (1 + KILN_HOPPER_O_OWN(d, m)) +                          \
+    ((KILN_HOPPER_BLOCK_Q(d, m, l) * (KILN_HOPPER_Q_BUFS(d, m, l) + KILN_HOPPER_O_OWN(d, m)) +\
       2 * KILN_HOPPER_STAGES(d, m) * KILN_HOPPER_BLOCK_K(d, m)) * (d) * 2 + 1024 + 256)
 
 #endif
