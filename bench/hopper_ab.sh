@@ -46,10 +46,6 @@
 #                 (KILN_HOPPER_Q_BUFS 2): an item's Q loads while the item before runs
 #        q2all    two Q tiles on the persistent grid, the causal long variant too (its
 #                 frame then holds 8 bytes of spill instead of 4)
-#        solo     head dim 64 below the long variant's keys in solo blocks (KILN_HOPPER_SOLO:
-#                 one consumer of 64 rows, two blocks per SM, 2 stages each)
-#        soloq2   solo with two Q tiles per block
-#        solo4k   solo at every length (no long variant): head dim 64 at 4k and 16k too
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -97,9 +93,6 @@ all_opts=(
   "c3cdn|#define KILN_HOPPER_PINGPONG (NC == 2 || KILN_MASK != 1)"
   "q2|#define KILN_HOPPER_Q_BUFS(d, m, l) ((m) != 2 \&\& !((l) \&\& (m) == 1) ? 2 : 1)"
   "q2all|#define KILN_HOPPER_Q_BUFS(d, m, l) ((m) != 2 ? 2 : 1)"
-  "solo|#define KILN_HOPPER_SOLO(d, m, l) ((d) == 64 \&\& !(l) \&\& (m) != 2)"
-  "soloq2|#define KILN_HOPPER_SOLO(d, m, l) ((d) == 64 \&\& !(l) \&\& (m) != 2);#define KILN_HOPPER_Q_BUFS(d, m, l) (KILN_HOPPER_SOLO(d, m, l) ? 2 : 1)"
-  "solo4k|#define KILN_HOPPER_SOLO(d, m, l) ((d) == 64 \&\& !(l) \&\& (m) != 2);#define KILN_HOPPER_LONG_MIN_KEYS (1 << 30)"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

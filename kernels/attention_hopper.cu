@@ -62,17 +62,14 @@
 #endif
 #define NC KILN_HOPPER_CONSUMERS(D, KILN_MASK, KILN_HOPPER_LONG) /* consumer warpgroups */
 #define BM KILN_HOPPER_BLOCK_Q(D, KILN_MASK, KILN_HOPPER_LONG)
-#if NC != 1 && NC != 2 && NC != 3
-#error "the hopper tier runs one, two or three consumer warpgroups"
-#endif
-#if NC == 1 && (D != 64 || !KILN_HOPPER_PERSISTENT(D, KILN_MASK))
-#error "solo hopper blocks are head dim 64 on the persistent grid"
+#if NC != 2 && NC != 3
+#error "the hopper tier runs two or three consumer warpgroups"
 #endif
 #if KILN_HOPPER_LONG && !KILN_HOPPER_LONG_COVERS(D, KILN_MASK)
 #error "the long hopper variant is head dim 64 without a mask or causal"
 #endif
 #define BN KILN_HOPPER_BLOCK_K(D, KILN_MASK)
-#define NS KILN_HOPPER_NSTAGES(D, KILN_MASK, KILN_HOPPER_LONG)
+#define NS KILN_HOPPER_STAGES(D, KILN_MASK)
 #define DB (D / 64)                 /* 64-column blocks of a row */
 #define TILE_Q (BM * D * 2)         /* bytes */
 #define TILE_K (BN * D * 2)
@@ -107,10 +104,7 @@
  * others' products run (KILN_HOPPER_TURN_EXP, attention_hopper.h). Every phase waits for
  * its turn and passes it on; all consumers have the same phases. */
 #ifndef KILN_HOPPER_PINGPONG
-#define KILN_HOPPER_PINGPONG (NC > 1)
-#endif
-#if KILN_HOPPER_PINGPONG && NC == 1
-#error "one consumer has no one to take turns with"
+#define KILN_HOPPER_PINGPONG 1
 #endif
 #if KILN_HOPPER_PINGPONG
 #define HP_TURN_WAIT() kiln_bar_sync(2 + cw, 256)
@@ -145,7 +139,7 @@
  * straight from the accumulators, 4 bytes per thread (0): the causal three-consumer variant
  * has no registers to spare for the staging (attention_hopper.h, KILN_HOPPER_LONG_COVERS). */
 #ifndef KILN_HOPPER_STAGE_O
-#define KILN_HOPPER_STAGE_O (NC != 3 || KILN_MASK != 1)
+#define KILN_HOPPER_STAGE_O (NC == 2 || KILN_MASK != 1)
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
@@ -494,8 +488,7 @@ KILN_DEV kiln_u32 hp_tile_off(kiln_i32 r, kiln_i32 c)
     return (kiln_u32)(c / 8) * (BM * 128) + (kiln_u32)r * 128 + (kiln_u32)((c % 8) ^ (r % 8)) * 16;
 }
 
-extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS(D, KILN_MASK, KILN_HOPPER_LONG),
-                                             KILN_HOPPER_BLOCKS_PER_SM(D, KILN_MASK, KILN_HOPPER_LONG))
+extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS(D, KILN_MASK, KILN_HOPPER_LONG), 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
               const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv,
               const __grid_constant__ kiln_tmap to)

@@ -24,16 +24,6 @@
 #define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 && (m) != 2)
 #endif
 
-/* Solo blocks (1) for head dim d, mask m and long flag l: one consumer warpgroup of 64 query
- * rows per block and two blocks on each SM (2 K / V stages each), so that the two blocks'
- * item boundaries (an item's last products, its output, the next item's Q and first
- * softmax, when a block's tensor work stops) fall at unrelated times and each block's
- * products fill the other's gaps, where two consumers of one block reach their boundaries
- * together. Head dim 64 on the persistent grid only (two blocks' shared memory). */
-#ifndef KILN_HOPPER_SOLO
-#define KILN_HOPPER_SOLO(d, m, l) 0
-#endif
-
 /* Consumer warpgroups per block of head dim d, mask m and long flag l (above), each owning
  * 64 query rows of one head: the block's query tile has 64 rows per consumer
  * (KILN_HOPPER_BLOCK_Q) and its threads one warpgroup more (the producer). Two consumers
@@ -48,8 +38,7 @@
  * bench/results/hopper-ab_slack_*); causal S = 1k -18% (a third more products than in
  * 128-row tiles), 4k +1%, 16k +10%. Hence three consumers in the long variant only. */
 #ifndef KILN_HOPPER_CONSUMERS
-#define KILN_HOPPER_CONSUMERS(d, m, l)                                                      \
-    (KILN_HOPPER_SOLO(d, m, l) ? 1 : (l) && KILN_HOPPER_LONG_COVERS(d, m) ? 3 : 2)
+#define KILN_HOPPER_CONSUMERS(d, m, l) ((l) && KILN_HOPPER_LONG_COVERS(d, m) ? 3 : 2)
 #endif
 #define KILN_HOPPER_CONSUMER_ROWS 64 /* query rows of one consumer: a wgmma's M */
 #define KILN_HOPPER_BLOCK_Q(d, m, l) (KILN_HOPPER_CONSUMER_ROWS * KILN_HOPPER_CONSUMERS(d, m, l))
@@ -72,10 +61,6 @@
 #endif
 /* Threads of a block: the producer warpgroup and the consumers. */
 #define KILN_HOPPER_THREADS(d, m, l) (128 * (1 + KILN_HOPPER_CONSUMERS(d, m, l)))
-/* Blocks of a variant on one SM (the persistent grid's size per SM) and its K / V stages. */
-#define KILN_HOPPER_BLOCKS_PER_SM(d, m, l) (KILN_HOPPER_CONSUMERS(d, m, l) == 1 ? 2 : 1)
-#define KILN_HOPPER_NSTAGES(d, m, l) \
-    (KILN_HOPPER_CONSUMERS(d, m, l) == 1 ? 2 : KILN_HOPPER_STAGES(d, m))
 
 /* Launch shape per head dim d. 0: one block per query tile, grid (tiles, heads_q, batch x
  * splits), the hardware hands tiles to SMs as they free up. 1: a persistent grid of at most
@@ -197,13 +182,12 @@
 #endif
 
 /* Registers per thread of the producer warpgroup and of each of the nc consumer warpgroups
- * after setmaxnreg (multiples of 8; 128 x producer + 128 nc x consumer at most 65536, and
- * at most 32768 for a solo block, two of which share an SM). */
+ * after setmaxnreg (multiples of 8; 128 x producer + 128 nc x consumer at most 65536). */
 #ifndef KILN_HOPPER_REGS_LOAD
 #define KILN_HOPPER_REGS_LOAD(d, m) 24
 #endif
 #ifndef KILN_HOPPER_REGS_MMA
-#define KILN_HOPPER_REGS_MMA(d, m, nc) ((nc) == 3 ? 160 : (nc) == 1 ? 232 : 240)
+#define KILN_HOPPER_REGS_MMA(d, m, nc) ((nc) == 3 ? 160 : 240)
 #endif
 
 /* Dynamic shared memory of a block of head dim d, mask m and long flag l: the Q tiles, the
@@ -211,6 +195,6 @@
  * the barriers. */
 #define KILN_HOPPER_SMEM_BYTES(d, m, l)                                                     \
     ((KILN_HOPPER_BLOCK_Q(d, m, l) * (KILN_HOPPER_Q_BUFS(d, m, l) + KILN_HOPPER_O_OWN(d, m)) +\
-      2 * KILN_HOPPER_NSTAGES(d, m, l) * KILN_HOPPER_BLOCK_K(d, m)) * (d) * 2 + 1024 + 256)
+      2 * KILN_HOPPER_STAGES(d, m) * KILN_HOPPER_BLOCK_K(d, m)) * (d) * 2 + 1024 + 256)
 
 #endif

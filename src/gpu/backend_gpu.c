@@ -191,8 +191,6 @@ static kiln_status build(gpu_state *s, const kiln_gpu_variant *v, const char *ke
     /* Dynamic shared memory above the default needs the function's opt-in, once. */
     k->smem = (unsigned)kiln_gpu_variant_dynamic_smem(v);
     if (st == KILN_OK && k->smem > 0) st = kiln_gpu_function_smem(s->dev, k->fn, k->smem);
-    if (st == KILN_OK && kiln_gpu_variant_blocks_per_sm(v) > 1)
-        st = kiln_gpu_function_prefer_shared(s->dev, k->fn);
     if (st != KILN_OK) kiln_gpu_module_unload(s->dev, k->module);
     return st;
 }

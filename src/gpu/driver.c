@@ -212,16 +212,6 @@ kiln_status kiln_gpu_function_smem(kiln_gpu_device *dev, void *fn, unsigned byte
     return KILN_OK;
 }
 
-kiln_status kiln_gpu_function_prefer_shared(kiln_gpu_device *dev, void *fn)
-{
-    const kiln_gpu_driver *drv = dev->drv;
-    if (!drv->carveout_attribute || !drv->func_set_attribute) return KILN_OK;
-    int r = drv->func_set_attribute(fn, drv->carveout_attribute, 100);
-    if (r != 0)
-        return kiln_gpu_fail(drv, KILN_DEVICE_ERROR, r, "setting a kernel's shared-memory carveout");
-    return KILN_OK;
-}
-
 kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[3],
                             const unsigned block[3], unsigned smem_bytes, void *stream,
                             void **args)

@@ -139,9 +139,6 @@ struct kiln_gpu_driver {
     /* Attribute number for a kernel's dynamic shared memory limit (0: no opt-in exists,
      * every kernel may use all the workgroup's memory, as on AMD). */
     int smem_optin_attribute;
-    /* Attribute number for a kernel's preferred split of on-chip memory between shared
-     * memory and L1, in percent of the most shared memory (0: not configurable). */
-    int carveout_attribute;
     int (*func_set_attribute)(void *fn, int attribute, int value);
     /* (NVIDIA only, NULL elsewhere) Fills map (128 bytes, 64-byte aligned) with a tiled
      * tensor map over a tensor of 2-byte elements (bf16 when is_bf16, else f16) for the
@@ -164,8 +161,7 @@ struct kiln_gpu_driver {
  * _current_get, _current_set, _error_text, and its static entry_names, rtc_names, shared
  * and rtc. */
 #define KILN_GPU_DRIVER_TABLE(prefix, kind_, name_, compiler_, label_, arch_option_, image_,    \
-                              smem_attribute_, carveout_attribute_, set_attribute_,            \
-                              tensor_map_, launch_pdl_)                                        \
+                              smem_attribute_, set_attribute_, tensor_map_, launch_pdl_)       \
     {                                                                                          \
         .kind = kind_, .name = name_, .compiler = compiler_, .compiler_label = label_,         \
         .arch_option = arch_option_, .image_label = image_, .entry_names = entry_names,        \
@@ -173,8 +169,7 @@ struct kiln_gpu_driver {
         .load_compiler = prefix##_load_compiler, .open = prefix##_open,                        \
         .close = prefix##_close, .current_get = prefix##_current_get,                          \
         .current_set = prefix##_current_set, .error_text = prefix##_error_text,                \
-        .smem_optin_attribute = smem_attribute_, .carveout_attribute = carveout_attribute_,    \
-        .func_set_attribute = set_attribute_,                                                  \
+        .smem_optin_attribute = smem_attribute_, .func_set_attribute = set_attribute_,        \
         .tensor_map = tensor_map_, .launch_pdl = launch_pdl_,                                  \
     }
 
@@ -226,10 +221,6 @@ kiln_status kiln_gpu_function(kiln_gpu_device *dev, void *module, const char *na
 /* Lets fn use up to bytes of dynamic shared memory: needed on NVIDIA above 48 KiB, a no-op
  * where the vendor has no opt-in. */
 kiln_status kiln_gpu_function_smem(kiln_gpu_device *dev, void *fn, unsigned bytes);
-/* Asks the driver to give kernel fn as much shared memory (and as little L1) as the
- * multiprocessor has, so that several of its blocks fit where each needs over half; a
- * no-op where the split is not configurable. */
-kiln_status kiln_gpu_function_prefer_shared(kiln_gpu_device *dev, void *fn);
 /* Queues fn on stream (NULL = default stream); never synchronizes. The caller has entered
  * dev (kiln_gpu_enter). */
 kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[3],

@@ -67,11 +67,9 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
     else
         mo = mq;
     if (KILN_HOPPER_PERSISTENT(a->head_dim, (int)v->mask)) {
-        /* Every work item of grid on at most the variant's blocks per SM (the kernel walks
-         * them). */
+        /* Every work item of grid on at most one block per SM (the kernel walks them). */
         const uint64_t items = (uint64_t)grid[0] * grid[1] * grid[2];
-        const uint64_t cap = (compute_units > 0 ? (uint64_t)compute_units : 1u) *
-                             (uint64_t)kiln_gpu_variant_blocks_per_sm(v);
+        const uint64_t cap = compute_units > 0 ? (uint64_t)compute_units : 1u;
         KILN_FAIL_IF(items >= ((uint64_t)1 << 31), KILN_UNSUPPORTED,
                      "the hopper tier's persistent grid numbers work items in 32 bits; "
                      "this call has %llu", (unsigned long long)items);

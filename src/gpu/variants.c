@@ -659,10 +659,3 @@ int32_t kiln_gpu_hopper_block_q(const kiln_gpu_variant *v)
 {
     return KILN_HOPPER_BLOCK_Q(v->head_dim, (int)v->mask, v->wide);
 }
-
-int32_t kiln_gpu_variant_blocks_per_sm(const kiln_gpu_variant *v)
-{
-    if (v->kind == KILN_KERNEL_ATTN && v->tier == KILN_GPU_TIER_ID_HOPPER)
-        return KILN_HOPPER_BLOCKS_PER_SM(v->head_dim, (int)v->mask, v->wide);
-    return 1;
-}

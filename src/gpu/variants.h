@@ -191,9 +191,6 @@ int32_t kiln_gpu_variant_dynamic_smem(const kiln_gpu_variant *v);
 /* Keys per shared-memory tile, and query rows per block, of a hopper-tier variant. */
 int32_t kiln_gpu_hopper_block_k(const kiln_gpu_variant *v);
 int32_t kiln_gpu_hopper_block_q(const kiln_gpu_variant *v);
-/* Blocks of the variant's kernel that share one SM by design (2 for the hopper tier's solo
- * blocks, else 1): the persistent grid's blocks per SM. */
-int32_t kiln_gpu_variant_blocks_per_sm(const kiln_gpu_variant *v);
 /* The tensor-tier head dim that runs head_dim (the smallest compiled one at least as wide;
  * 0 above 256). */
 int32_t kiln_gpu_tensor_head_dim(int64_t head_dim);

@@ -38,7 +38,7 @@ enum {
     KILN_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 };
 
-enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8, KILN_CU_FUNC_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT = 9 };
+enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
 /* cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute: an id, padding to 8
  * bytes, a 64-byte value) and the one attribute kiln sets:

@@ -247,7 +247,6 @@ static kiln_status cuda_tensor_map(void *map, int is_bf16, const void *base, int
 static const kiln_gpu_driver cuda_driver =
     KILN_GPU_DRIVER_TABLE(cuda, KILN_BACKEND_CUDA, "cuda", "nvrtc", "NVRTC", "--gpu-architecture=",
                           "cubin", KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                          KILN_CU_FUNC_ATTR_PREFERRED_SHARED_MEMORY_CARVEOUT,
                           cuda_func_set_attribute, cuda_tensor_map, cuda_launch_pdl);
 
 const kiln_gpu_driver *kiln_cuda_driver(void) { return &cuda_driver; }

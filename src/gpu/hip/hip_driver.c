@@ -224,6 +224,6 @@ static int hip_current_set(void *ctx)
  * the module's own limit was checked against the target table when it was built. */
 static const kiln_gpu_driver hip_driver =
     KILN_GPU_DRIVER_TABLE(hip, KILN_BACKEND_HIP, "hip", "hiprtc", "hipRTC", "--offload-arch=",
-                          "code object", 0, 0, NULL, NULL, NULL);
+                          "code object", 0, NULL, NULL, NULL);
 
 const kiln_gpu_driver *kiln_hip_driver(void) { return &hip_driver; }
