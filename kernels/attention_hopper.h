@@ -36,7 +36,12 @@
  * 485 and 510 TFLOP/s, 1.05-1.09 of cuDNN in that run, where the two-consumer variant in
  * key tiles of 192 that ran there before had reached 0.98-1.01 of it (its own run,
  * bench/results/hopper-ab_slack_*); causal S = 1k -18% (a third more products than in
- * 128-row tiles), 4k +1%, 16k +10%. Hence three consumers in the long variant only. */
+ * 128-row tiles), 4k +1%, 16k +10%. Hence three consumers in the long variant only.
+ * One consumer per block and two blocks per SM (2 stages each, so that the two blocks'
+ * item boundaries fall apart; bb0df12, bench/hopper_ab.sh solo beside staged on an H100,
+ * bench/results/hopper-ab_solo_*) ran head dim 64 S = 1k 3% slower without a mask and 13%
+ * slower causal (263.6 against 302.1), and at 4k and 16k 9-15% slower: a block's two
+ * consumers taking turns beat two blocks that do not coordinate, and it was taken back. */
 #ifndef KILN_HOPPER_CONSUMERS
 #define KILN_HOPPER_CONSUMERS(d, m, l) ((l) && KILN_HOPPER_LONG_COVERS(d, m) ? 3 : 2)
 #endif
@@ -94,7 +99,12 @@
  * tiles and the producer loads an item's Q as soon as it reaches the item, ahead of its
  * first key tile, while the consumers are still some tiles from the end of the item before.
  * Two need an output tile of their own (KILN_HOPPER_O_OWN): the output is never staged in
- * Q's rows. */
+ * Q's rows. Measured on an H100 against one (bench/hopper_ab.sh, q2 and q2all beside
+ * staged, one run, bench/results/hopper-ab_q2_*): head dim 64 causal S = 1k 7.5% slower
+ * (279.6 against 302.2 TFLOP/s), without a mask 1% slower; head dim 128 within the run's
+ * noise (-1 .. +3%, the two builds with the same head-dim-128 kernels 4% apart at 1k
+ * causal). So the next item's Q is not what holds a block at an item's boundary, and the
+ * default stays one tile. */
 #ifndef KILN_HOPPER_Q_BUFS
 #define KILN_HOPPER_Q_BUFS(d, m, l) 1
 #endif
