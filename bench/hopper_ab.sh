@@ -46,6 +46,8 @@
 #                 (KILN_HOPPER_Q_BUFS 2): an item's Q loads while the item before runs
 #        q2all    two Q tiles on the persistent grid, the causal long variant too (its
 #                 frame then holds 8 bytes of spill instead of 4)
+#        skip0    KILN_HOPPER_SKIP_PV 0: causal P V products over every key of a tile (the
+#                 default leaves out the 16-key steps none of a consumer's rows sees)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -93,6 +95,7 @@ all_opts=(
   "c3cdn|#define KILN_HOPPER_PINGPONG (NC == 2 || KILN_MASK != 1)"
   "q2|#define KILN_HOPPER_Q_BUFS(d, m, l) ((m) != 2 \&\& !((l) \&\& (m) == 1) ? 2 : 1)"
   "q2all|#define KILN_HOPPER_Q_BUFS(d, m, l) ((m) != 2 ? 2 : 1)"
+  "skip0|#define KILN_HOPPER_SKIP_PV(d) 0"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

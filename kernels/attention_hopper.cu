@@ -93,8 +93,10 @@
 #endif
 #if D == 128
 #define kiln_wgmma_pv kiln_wgmma_rs_n128
+#define kiln_wgmma_pv_if kiln_wgmma_rs_n128_if
 #else
 #define kiln_wgmma_pv kiln_wgmma_rs_n64
+#define kiln_wgmma_pv_if kiln_wgmma_rs_n64_if
 #endif
 
 /* Ping-pong: the consumers take turns in a ring (named barriers 2 .. 1 + NC, one per
@@ -180,6 +182,10 @@ typedef struct hp_rows {
     float m[2], l[2];        /* running max (base-2 units) and sum */
 } hp_rows;
 
+/* P V products over the keys a consumer's rows see only (KILN_HOPPER_SKIP_PV,
+ * attention_hopper.h): causal calls. */
+#define HP_SKIP_PV (KILN_HOPPER_SKIP_PV(D) && KILN_MASK == KILN_MASK_CAUSAL)
+
 /* Issues S = Q K^T for one tile (64 rows of this consumer x BN keys) and commits it; qd and
  * kd describe the consumer's Q rows and the K slot, each k-step's operands lie a constant
  * offset past them. */
@@ -195,12 +201,20 @@ KILN_DEV void hp_issue_s(float sc[NACC_S], kiln_u64 qd, kiln_u64 kd)
 }
 
 /* Issues O += P V for one tile (P in registers, V transposed from shared memory, vd its
- * slot's descriptor) and commits it. */
-KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd)
+ * slot's descriptor) and commits it. With HP_SKIP_PV, nvis is how many of the tile's keys
+ * any row of this consumer sees (from the first; uniform across the warpgroup): the k-steps
+ * of 16 keys past them, whose weights are all 0, are predicated off. */
+KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd, kiln_i32 nvis)
 {
     #pragma unroll
-    for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
+    for (kiln_i32 kc = 0; kc < BN / 16; ++kc) {
+#if HP_SKIP_PV
+        kiln_wgmma_pv_if(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1, kc * 16 < nvis);
+#else
+        (void)nvis;
         kiln_wgmma_pv(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1);
+#endif
+    }
     kiln_wgmma_commit();
 }
 
@@ -632,6 +646,15 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         }
         const kiln_i32 i0 = q0i;
         const kiln_i32 i_last = (q0i + BM < sq ? q0i + BM : sq) - 1;
+#if HP_SKIP_PV
+        /* One past the last key any row of this consumer sees; the shuffle makes it uniform
+         * in ptxas's eyes, so the products predicated on it stay asynchronous. */
+        kiln_i32 vend = q0i + cw * 64 + 64 + diag;
+        if (vend > hi) vend = hi;
+        vend = kiln_shfl_idx(vend, 0);
+#else
+        const kiln_i32 vend = hi;
+#endif
         /* One head per item: one ALiBi slope (base-2 units) for all its rows. */
         const float slope = a.alibi ? a.alibi[it.b * a.alibi_stride_batch + it.h] * KILN_LOG2E : 0.0f;
 
@@ -685,7 +708,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 HP_MMA_TURN_WAIT();
                 kiln_wgmma_fence();
                 hp_issue_s(sc, qdi, kiln_wg_desc_add(kd, st * TILE_K));
-                hp_issue_pv(o, pf, kiln_wg_desc_add(vd, pst * TILE_K));
+                hp_issue_pv(o, pf, kiln_wg_desc_add(vd, pst * TILE_K), vend - (kt - BN));
                 HP_MMA_TURN_PASS();
                 kiln_wgmma_wait(1);
                 #pragma unroll
@@ -712,7 +735,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
             HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
-            hp_issue_pv(o, pf, kiln_wg_desc_add(vd, st * TILE_K));
+            hp_issue_pv(o, pf, kiln_wg_desc_add(vd, st * TILE_K), vend - (lo + (ntiles - 1) * BN));
             HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll

@@ -169,6 +169,14 @@
 #define KILN_HOPPER_TURN_EXP(d) ((d) == 128)
 #endif
 
+/* Per head dim d, 1: under the causal mask each consumer's P V product leaves out the
+ * k-steps of 16 keys past the last key any of its 64 rows sees (their weights are all 0):
+ * on a diagonal tile of 128 keys, the consumer of a block's first 64 rows runs half of it.
+ * The steps are predicated, not branched around (kernels/hopper.h, KILN_WGMMA_IF). */
+#ifndef KILN_HOPPER_SKIP_PV
+#define KILN_HOPPER_SKIP_PV(d) 1
+#endif
+
 /* Per head dim d, 1: a block's staged output (unsplit calls) goes out through the tensor
  * copy engine, one store of each consumer's 64 rows issued by one of its threads (the
  * output's tensor map is the kernel's fourth); 0: the consumers' threads copy the staged

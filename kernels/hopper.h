@@ -109,6 +109,34 @@ KILN_DEV void kiln_wgmma_commit(void)
                  KILN_WG_TYPE " {" regs "}, " a_op ", " b_op ", p, " tail ";\n}\n"          \
                  : __VA_ARGS__)
 
+/* The same product issued only where the warpgroup-uniform guard is nonzero: a predicated
+ * instruction, not a branch, so ptxas keeps the products around it asynchronous (a branch
+ * around a wgmma makes it serialize them). guard is the operand number of the guard. */
+#define KILN_WGMMA_IF(n, regs, pred, guard, a_op, b_op, tail, ...)                           \
+    asm volatile("{\n.reg .pred p, g;\nsetp.ne.b32 p, " pred ", 0;\nsetp.ne.b32 g, " guard    \
+                 ", 0;\n@g wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." KILN_WG_TYPE "."    \
+                 KILN_WG_TYPE " {" regs "}, " a_op ", " b_op ", p, " tail ";\n}\n"            \
+                 : __VA_ARGS__)
+
+KILN_DEV void kiln_wgmma_rs_n64_if(float d[32], const kiln_u32 a[4], kiln_u64 db, int scale_d,
+                                   int on)
+{
+    KILN_WGMMA_IF(64, KILN_WG_RX4(KILN_WG_R0, KILN_WG_R8, KILN_WG_R16, KILN_WG_R24), "%37",
+                  "%38", "{%32, %33, %34, %35}", "%36", "1, 1, 1", KILN_WG_D32(0)
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(on));
+}
+
+KILN_DEV void kiln_wgmma_rs_n128_if(float d[64], const kiln_u32 a[4], kiln_u64 db, int scale_d,
+                                    int on)
+{
+    KILN_WGMMA_IF(128,
+                  KILN_WG_RX4(KILN_WG_R0, KILN_WG_R8, KILN_WG_R16, KILN_WG_R24) ", "
+                  KILN_WG_RX4(KILN_WG_R32, KILN_WG_R40, KILN_WG_R48, KILN_WG_R56),
+                  "%69", "%70", "{%64, %65, %66, %67}", "%68", "1, 1, 1", KILN_WG_D32(0),
+                  KILN_WG_D32(32)
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(on));
+}
+
 KILN_DEV void kiln_wgmma_ss_n64(float d[32], kiln_u64 da, kiln_u64 db, int scale_d)
 {
     KILN_WGMMA(64, KILN_WG_RX4(KILN_WG_R0, KILN_WG_R8, KILN_WG_R16, KILN_WG_R24), "%34", "%32",
