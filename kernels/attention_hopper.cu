@@ -201,21 +201,31 @@ KILN_DEV void hp_issue_s(float sc[NACC_S], kiln_u64 qd, kiln_u64 kd)
 }
 
 /* Issues O += P V for one tile (P in registers, V transposed from shared memory, vd its
- * slot's descriptor) and commits it. With HP_SKIP_PV, nvis is how many of the tile's keys
- * any row of this consumer sees (from the first; uniform across the warpgroup): the k-steps
- * of 16 keys past them, whose weights are all 0, are predicated off. */
-KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd, kiln_i32 nvis)
+ * slot's descriptor) and commits it. */
+KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd)
 {
     #pragma unroll
-    for (kiln_i32 kc = 0; kc < BN / 16; ++kc) {
-#if HP_SKIP_PV
-        kiln_wgmma_pv_if(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1, kc * 16 < nvis);
-#else
-        (void)nvis;
+    for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
         kiln_wgmma_pv(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1);
-#endif
-    }
     kiln_wgmma_commit();
+}
+
+/* The same for an item's last tile, of whose keys any row of this consumer sees the first
+ * nvis (uniform across the warpgroup): with HP_SKIP_PV the k-steps of 16 keys past them,
+ * whose weights are all 0, are predicated off. Only here: predicated products in the key
+ * loop ran head dim 128 causal 6-10% slower on an H100 (bench/hopper_ab.sh, skip0). */
+KILN_DEV void hp_issue_pv_last(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd,
+                               kiln_i32 nvis)
+{
+#if HP_SKIP_PV
+    #pragma unroll
+    for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
+        kiln_wgmma_pv_if(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1, kc * 16 < nvis);
+    kiln_wgmma_commit();
+#else
+    (void)nvis;
+    hp_issue_pv(o, pf, vd);
+#endif
 }
 
 /* The slot and phase of the ring tile after (*st, *ph). */
@@ -708,7 +718,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 HP_MMA_TURN_WAIT();
                 kiln_wgmma_fence();
                 hp_issue_s(sc, qdi, kiln_wg_desc_add(kd, st * TILE_K));
-                hp_issue_pv(o, pf, kiln_wg_desc_add(vd, pst * TILE_K), vend - (kt - BN));
+                hp_issue_pv(o, pf, kiln_wg_desc_add(vd, pst * TILE_K));
                 HP_MMA_TURN_PASS();
                 kiln_wgmma_wait(1);
                 #pragma unroll
@@ -735,7 +745,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
             HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
-            hp_issue_pv(o, pf, kiln_wg_desc_add(vd, st * TILE_K), vend - (lo + (ntiles - 1) * BN));
+            hp_issue_pv_last(o, pf, kiln_wg_desc_add(vd, st * TILE_K),
+                             vend - (lo + (ntiles - 1) * BN));
             HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll

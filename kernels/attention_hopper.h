@@ -169,10 +169,13 @@
 #define KILN_HOPPER_TURN_EXP(d) ((d) == 128)
 #endif
 
-/* Per head dim d, 1: under the causal mask each consumer's P V product leaves out the
- * k-steps of 16 keys past the last key any of its 64 rows sees (their weights are all 0):
- * on a diagonal tile of 128 keys, the consumer of a block's first 64 rows runs half of it.
- * The steps are predicated, not branched around (kernels/hopper.h, KILN_WGMMA_IF). */
+/* Per head dim d, 1: under the causal mask the P V product of an item's last key tile
+ * leaves out the k-steps of 16 keys past the last key any of the consumer's 64 rows sees
+ * (their weights are all 0): on a diagonal tile of 128 keys, the consumer of a block's first
+ * 64 rows runs half of it. The steps are predicated, not branched around (kernels/hopper.h,
+ * KILN_WGMMA_IF). Predicating every tile's product instead (the first try) ran head dim 64
+ * causal S = 1k +2.4% but head dim 128 causal 4-10% slower and 64 at 16k 2.6% slower on an
+ * H100 (bench/hopper_ab.sh, skip0 beside it, bench/results/hopper-ab_skippv_*, at 8965b59). */
 #ifndef KILN_HOPPER_SKIP_PV
 #define KILN_HOPPER_SKIP_PV(d) 1
 #endif
