@@ -400,11 +400,10 @@ KILN_DEV void hp_pack_p(kiln_u32 pf[BN / 16][4], const float sc[NACC_S])
         }
 }
 
-/* One work item: query tile q0 of head h, batch entry b, split. */
+/* One work item: query tile q0 of head h, batch entry b, split, and its keys [lo, hi) in
+ * ntiles tiles. 32-bit: the host keeps sequences below 2^29 and the unit count below 2^31. */
 typedef struct hp_item {
-    kiln_seq s;
-    kiln_i64 h, b, split, q0, lo, hi;
-    kiln_i32 ntiles;
+    kiln_i32 h, b, split, q0, lo, hi, ntiles;
 } hp_item;
 
 /* Division by a divisor d >= 1 fixed for the kernel, of dividends below 2^31, as a multiply
@@ -446,18 +445,47 @@ KILN_DEV hp_walk hp_walk_of(const kiln_attn_args *a)
     return wk;
 }
 
-/* Query tile x of head h, z = batch entry x splits + split. */
+/* A window's reach (window_left / right, >= 0) as a 32-bit count: longer than any sequence
+ * the host lets through (2^29) is as good as unbounded. */
+#if KILN_MASK != KILN_MASK_FULL
+KILN_DEV kiln_i32 hp_reach(kiln_i64 w) { return (kiln_i32)(w > (1 << 29) ? (1 << 29) : w); }
+#endif
+
+/* Query tile x of head h, z = batch entry x splits + split: its keys as kiln_key_range
+ * (attn_seq.h) gives them for fixed-length q, k and v, in 32-bit arithmetic (this runs once
+ * per item in every thread: the 64-bit general form was most of a block's per-item setup). */
 KILN_DEV void hp_item_at(const kiln_attn_args *a, const hp_walk *wk, kiln_u32 x, kiln_u32 h,
                          kiln_u32 z, hp_item *it)
 {
     const kiln_u32 b = hp_quot(z, wk->splits);
-    it->h = h;
-    it->b = b;
-    it->split = z - b * (kiln_u32)a->num_splits;
-    it->s = kiln_seq_of(a, it->b);
-    it->q0 = (kiln_i64)x * BM;
-    kiln_key_range(a, &it->s, it->q0, BM, it->s.sq, 1, it->split, &it->lo, &it->hi);
-    it->ntiles = it->hi > it->lo ? (kiln_i32)((it->hi - it->lo + BN - 1) / BN) : 0;
+    const kiln_i32 sk = (kiln_i32)a->seqlen_k;
+    const kiln_i32 q0 = (kiln_i32)x * BM;
+    it->h = (kiln_i32)h;
+    it->b = (kiln_i32)b;
+    it->split = (kiln_i32)(z - b * (kiln_u32)a->num_splits);
+    it->q0 = q0;
+    kiln_i32 lo = 0, hi = sk;
+#if KILN_MASK != KILN_MASK_FULL
+    const kiln_i32 sq = (kiln_i32)a->seqlen_q, diag = sk - sq;
+    const kiln_i32 i_last = (q0 + BM < sq ? q0 + BM : sq) - 1;
+    if (a->window_left >= 0 && q0 + diag - hp_reach(a->window_left) > lo)
+        lo = q0 + diag - hp_reach(a->window_left);
+#if KILN_MASK == KILN_MASK_CAUSAL
+    if (i_last + diag + 1 < hi) hi = i_last + diag + 1;
+#else
+    if (a->window_right >= 0 && i_last + diag + hp_reach(a->window_right) + 1 < hi)
+        hi = i_last + diag + hp_reach(a->window_right) + 1;
+#endif
+#endif
+    if (a->num_splits > 1) {
+        const kiln_i32 chunk = (sk + a->num_splits - 1) / a->num_splits;
+        const kiln_i32 c0 = it->split * chunk;
+        if (c0 > lo) lo = c0;
+        if (c0 + chunk < hi) hi = c0 + chunk;
+    }
+    it->lo = lo;
+    it->hi = hi;
+    it->ntiles = hi > lo ? (hi - lo + BN - 1) / BN : 0;
 }
 
 /* The block's step j: 0 when it has no more; otherwise 1 with *it filled, or with
@@ -501,7 +529,7 @@ KILN_DEV int hp_step(const kiln_attn_args *a, const hp_walk *wk, kiln_i32 j, hp_
     hp_item_at(a, wk, nq - 1 - blockIdx.x, blockIdx.y, blockIdx.z, it);
 #endif
 #endif
-    if (it->q0 >= it->s.sq) it->q0 = -1;
+    if (it->q0 >= a->seqlen_q) it->q0 = -1;
     return 1;
 }
 
@@ -625,9 +653,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         if (it.q0 < 0) continue;
         /* 32-bit inside the tile loop (the host keeps sequences below 2^29): registers. */
         const kiln_i32 q0i = (kiln_i32)it.q0, lo = (kiln_i32)it.lo, hi = (kiln_i32)it.hi;
-        const kiln_i32 sq = (kiln_i32)it.s.sq;
+        const kiln_i32 sq = (kiln_i32)a.seqlen_q;
         const kiln_i32 ntiles = it.ntiles;
-        const kiln_i32 diag = (kiln_i32)it.s.sk - sq;
+        const kiln_i32 diag = (kiln_i32)a.seqlen_k - sq;
         /* The item's Q tile and its descriptor. */
         const kiln_i32 qb = QB > 1 ? qn % QB : 0;
         const kiln_u64 qdi = QB > 1 ? kiln_wg_desc_add(qd, (kiln_u32)qb * TILE_Q) : qd;
@@ -765,8 +793,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             asm volatile("" : "+r"(jr));
             hp_step(&a, &wk, jr, &it);
         }
-        const kiln_seq s = it.s;
-        const kiln_i64 h = it.h, split = it.split, q0 = it.q0;
+        /* Fixed-length q: batch entry b's rows start at b seqlen_q (kiln_seq_of). */
+        const kiln_i64 h = it.h, split = it.split, q0 = it.q0, bb = it.b;
+        const kiln_i64 o_off = bb * a.o_stride_batch, sq64 = a.seqlen_q;
 #if KILN_HOPPER_FRESH_OUT(D)
         /* The thread's coordinates read anew for the output: what derives from them (the
          * staging and store addresses) is the same for every item, and would otherwise be
@@ -776,7 +805,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #endif
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
-            live[r] = q0 + cw * 64 + warp * 16 + g + 8 * r < s.sq;
+            live[r] = q0 + cw * 64 + warp * 16 + g + 8 * r < sq64;
             w.l[r] += kiln_shfl_xor(w.l[r], 1);
             w.l[r] += kiln_shfl_xor(w.l[r], 2);
         }
@@ -792,7 +821,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 seen ? (w.m[r] + kiln_hp_log2(w.l[r])) * KILN_LN2 : kiln_neg_inf();
             if (a.num_splits > 1) {
                 /* fp32 partials: a quad's four float2 fill a 32-byte sector. */
-                const kiln_i64 wrow = (split * a.rows_q + s.row0 + i) * a.heads_q + h;
+                const kiln_i64 wrow = (split * a.rows_q + bb * sq64 + i) * a.heads_q + h;
                 #pragma unroll
                 for (kiln_i32 n = 0; n < D / 8; ++n) {
                     float2 v2;
@@ -803,13 +832,14 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 if (tq4 == 0) a.ws_lse[wrow] = lse;
             } else {
                 if (tq4 == 0 && a.lse)
-                    a.lse[s.lse_off + h * a.lse_stride_head + i * a.lse_stride_row] = lse;
+                    a.lse[bb * a.lse_stride_batch + h * a.lse_stride_head +
+                          i * a.lse_stride_row] = lse;
                 if (!KILN_HOPPER_STAGE_O || ntiles == 0) {
                     /* Straight from the accumulators (an item with no keys loaded nothing
                      * to stage through): each quad writes 16 bytes of a 32-byte sector. */
                     kiln_elem *out = (kiln_elem *)a.out;
                     const kiln_i64 at =
-                        s.o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
+                        o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
                     #pragma unroll
                     for (kiln_i32 n = 0; n < D / 8; ++n)
                         *(kiln_u32 *)&out[at + n * 8] =
@@ -867,8 +897,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                     const kiln_i32 row = e / (D / 8), c = e % (D / 8);
                     const kiln_i64 i = q0 + cw * 64 + row;
                     const uint4 v4 = *(const uint4 *)(os + hp_tile_off(cw * 64 + row, c));
-                    if (i < s.sq)
-                        *(uint4 *)&out[s.o_off + i * a.o_stride_row + h * a.o_stride_head +
+                    if (i < sq64)
+                        *(uint4 *)&out[o_off + i * a.o_stride_row + h * a.o_stride_head +
                                        c * 8] = v4;
                 }
                 /* Generic accesses to the staging rows before the copy engine's next write
