@@ -125,7 +125,8 @@
  * row's diagonal grows by 0 or 1 from one slot of it to the next. */
 #define BAL (KILN_TQ_BALANCED_ROWS && KILN_TQ_WARP_SKIP && MT > 1)
 #if BAL
-#define ROW_TILE(x) ((x) / 16 % MT * NW + ((x) / 16 % MT % 2 ? NW - 1 - (x) / (16 * MT) : (x) / (16 * MT)))
+#define ROW_TILE(x) \
+    ((x) / 16 % MT * NW + ((x) / 16 % MT % 2 ? NW - 1 - (x) / (16 * MT) : (x) / (16 * MT)))
 #define ROW_OF(x) (ROW_TILE(x) * 16 + (x) % 16)
 #define ON(mt) on[mt]
 #else
@@ -285,10 +286,11 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 #endif
     const kiln_i32 nk = (kiln_i32)(hi - lo); /* keys in the block's range */
 
-    /* The block's rows, spread over the threads: slot x holds the block's row ROW_OF(x)
-     * (x without KILN_TQ_BALANCED_ROWS), fragment row x % 16 of m16 tile x / 16. Rows past the end compute on the last row's data and are not
-     * stored (their dst is NULL). dr is the row's diagonal key less lo; first is its first
-     * visible key less lo (the int32 maximum when it sees none in this block's range). */
+    /* The block's rows, spread over the threads: slot x, fragment row x % 16 of m16 tile
+     * x / 16, holds the block's row ROW_OF(x) (x without balanced rows). Rows past the end
+     * compute on the last row's data and are not stored (their dst is NULL). dr is the
+     * row's diagonal key less lo; first is its first visible key less lo (the int32
+     * maximum when it sees none in this block's range). */
     for (kiln_i32 x = tid; x < BQ; x += NT) {
         const kiln_i64 p = p0 + ROW_OF(x);
         const kiln_i64 pc = p < rows ? p : rows - 1;
@@ -469,7 +471,8 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
             kiln_u32 qa[MT][4];
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
-                if (ON(mt)) kiln_ldmatrix_x4(qa[mt], kiln_sptr_add(qs, q_lane + mt * 16 * LDS + kc * 16));
+                if (ON(mt))
+                    kiln_ldmatrix_x4(qa[mt], kiln_sptr_add(qs, q_lane + mt * 16 * LDS + kc * 16));
 #define QF(mt) qa[mt]
 #endif
             #pragma unroll

@@ -136,7 +136,8 @@
  *   BALANCED_ROWS with 2 m16 tiles per warp, warp w owns the block's m16 tiles w and
  *                2 x warps - 1 - w (a light and a heavy one under a causal mask) instead
  *                of 2w and 2w + 1, and each m16 tile skips the products, the softmax and
- *                the mask of a key tile by its own rows (0: the warp's rows together).
+ *                the mask of a key tile by its own rows (0: the warp's rows together;
+ *                it takes WARP_SKIP 1).
  *                On a causal block's diagonal (128 rows over 64-key tiles, 4 warps) the
  *                last key tile is seen by m16 tiles 4 - 7 only: one per warp, where 0
  *                leaves warps 0 and 1 idle and 2 and 3 with two each, and the block waits

@@ -420,7 +420,7 @@ int main(int argc, char **argv)
          * (KILN_TQ_BALANCED_ROWS) a warp's two m16 tiles are far apart in the block and
          * each skips and masks the key tiles by its own rows (GQA rows packed two and
          * three a query, a partial last block, bottom-right diagonals either way). */
-        {"causal diag d64 gqa",KILN_MODE_FIXED, 0, KILN_BF16, 1, 4, 2, 64, 200, 200, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"causal diag d64 gqa",KILN_MODE_FIXED, 0, KILN_BF16, 1, 6, 2, 64, 200, 200, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
         {"causal diag d32 q<k",KILN_MODE_FIXED, 0, KILN_F16, 1, 3, 1, 32, 90, 260, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0, 0},
         {"window diag d96",    KILN_MODE_VARLEN, 0, KILN_BF16, 2, 2, 2, 96, 0, 0, dgq, dgk, 0, 40, 0, 3.0f, 0, 1, 1, 0, 0, 0},
         {"causal diag prefill",KILN_MODE_PAGED, 1, KILN_F16, 2, 4, 2, 64, 0, 0, dgq, dgk, 1, -1, 0, 0, 0, 2, 1, 0, 16, 0},
