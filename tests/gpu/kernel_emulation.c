@@ -386,6 +386,7 @@ int main(int argc, char **argv)
     static const int klong[] = {2600, 2100};
     static const int dq3[] = {1, 0, 3}, dk3[] = {100, 0, 50};
     static const int dq3b[] = {2, 1, 0}, dk3b[] = {64, 150, 0};
+    static const int dgq[] = {170, 70}, dgk[] = {170, 230};
     const attn_case cases[] = {
         /* name                mode            pf dtype      B HQ HK  D   sq  sk  ql  kl  ca  wl  wr  cap alibi spl lse perm page dec */
         {"fixed full d64",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 33, 45, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0, 0},
@@ -415,6 +416,14 @@ int main(int argc, char **argv)
         {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0, 0},
         {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
         {"sk=0 d128 split",    KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 5, 0, 0, 0, 0, -1, -1, 0, 0, 2, 1, 0, 0, 0},
+        /* Causal and window blocks over their diagonal key tiles: with balanced rows
+         * (KILN_TQ_BALANCED_ROWS) a warp's two m16 tiles are far apart in the block and
+         * each skips and masks the key tiles by its own rows (GQA rows packed two and
+         * three a query, a partial last block, bottom-right diagonals either way). */
+        {"causal diag d64 gqa",KILN_MODE_FIXED, 0, KILN_BF16, 1, 6, 2, 64, 200, 200, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
+        {"causal diag d32 q<k",KILN_MODE_FIXED, 0, KILN_F16, 1, 3, 1, 32, 90, 260, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"window diag d96",    KILN_MODE_VARLEN, 0, KILN_BF16, 2, 2, 2, 96, 0, 0, dgq, dgk, 0, 40, 0, 3.0f, 0, 1, 1, 0, 0, 0},
+        {"causal diag prefill",KILN_MODE_PAGED, 1, KILN_F16, 2, 4, 2, 64, 0, 0, dgq, dgk, 1, -1, 0, 0, 0, 2, 1, 0, 16, 0},
         /* ALiBi slopes 0.5 / (h + 1) over long rows: between key tiles a row's max rises by
          * more than the lazy rescale's slack (2^8) in some heads and by less in others, so
          * rows keep a reference below their max (weights above 1) and move it. */
