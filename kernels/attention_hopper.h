@@ -175,7 +175,10 @@
  * 64 rows runs half of it. The steps are predicated, not branched around (kernels/hopper.h,
  * KILN_WGMMA_IF). Predicating every tile's product instead (the first try) ran head dim 64
  * causal S = 1k +2.4% but head dim 128 causal 4-10% slower and 64 at 16k 2.6% slower on an
- * H100 (bench/hopper_ab.sh, skip0 beside it, bench/results/hopper-ab_skippv_*, at 8965b59). */
+ * H100 (bench/hopper_ab.sh, skip0 beside it, bench/results/hopper-ab_skippv_*, at 8965b59).
+ * In the last tile only, against skip0 in one run on an H100 (bench/results/hopper-ab_lean_*):
+ * head dim 64 causal S = 1k 303.9 against 296.9 TFLOP/s, 4k 433.9 against 417.2 (the long
+ * variant), 16k 485.2 against 492.0; head dim 128 causal +0.6 .. +1.3%. */
 #ifndef KILN_HOPPER_SKIP_PV
 #define KILN_HOPPER_SKIP_PV(d) 1
 #endif

@@ -144,8 +144,13 @@
  *                at the tile's barrier for them (3 m16 tile steps per warp for the diagonal's
  *                12 m16 x 64 products instead of 4); over 32-key tiles (head dim 128) the
  *                diagonal's 4 key tiles take 6 steps instead of 8. Head dims with 1 m16
- *                tile per warp are unchanged. Not yet timed (bench/tensor_ab.sh, ALTS="new
- *                bal") */
+ *                tile per warp are unchanged. Measured on an H100 (bench/tensor_ab.sh,
+ *                ALTS="new bal", FA2 in the same run, bench/results/tensor-ab_bal_*):
+ *                causal 16-32% slower at every suite-2 shape (D64 1k 133.2 against
+ *                158.0 TFLOP/s, D128 16k 207.7 against 305.6), which the one step it
+ *                saves per block cannot outweigh: the per-m16-tile flags guard every
+ *                product, exp and rescale of the key loop; without a mask (where the
+ *                flags are constants) +0 - 3%. Hence 0. */
 #define KILN_TQ_ONE_BARRIER 1
 #define KILN_TQ_FOLD_SCALE 1
 #define KILN_TQ_HEAVY_FIRST 1
