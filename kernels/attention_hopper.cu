@@ -41,7 +41,6 @@
 #include "mma.h"
 #include "hopper.h"
 #include "attention_hopper.h"
-#include "attn_seq.h"
 
 #if !defined(KILN_HEAD_DIM) || !defined(KILN_MASK) || !defined(KILN_MODE)
 #error "KILN_HEAD_DIM, KILN_MASK and KILN_MODE must be defined"
