@@ -48,6 +48,8 @@
 #                 frame then holds 8 bytes of spill instead of 4)
 #        skip0    KILN_HOPPER_SKIP_PV 0: causal P V products over every key of a tile (the
 #                 default leaves out the 16-key steps none of a consumer's rows sees)
+#        skiphalf KILN_HOPPER_SKIP_PV_HALF 1: that product in half a tile or all of it by a
+#                 branch instead of predicated 16-key steps
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -96,6 +98,7 @@ all_opts=(
   "q2|#define KILN_HOPPER_Q_BUFS(d, m, l) ((m) != 2 \&\& !((l) \&\& (m) == 1) ? 2 : 1)"
   "q2all|#define KILN_HOPPER_Q_BUFS(d, m, l) ((m) != 2 ? 2 : 1)"
   "skip0|#define KILN_HOPPER_SKIP_PV(d) 0"
+  "skiphalf|#define KILN_HOPPER_SKIP_PV_HALF 1"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

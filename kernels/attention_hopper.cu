@@ -216,7 +216,17 @@ KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd)
 KILN_DEV void hp_issue_pv_last(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd,
                                kiln_i32 nvis)
 {
-#if HP_SKIP_PV
+#if HP_SKIP_PV && KILN_HOPPER_SKIP_PV_HALF
+    /* A branch (nvis is uniform in ptxas's eyes) between the tile's first half and all of it. */
+    if (nvis <= BN / 2) {
+        #pragma unroll
+        for (kiln_i32 kc = 0; kc < BN / 32; ++kc)
+            kiln_wgmma_pv(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1);
+        kiln_wgmma_commit();
+    } else {
+        hp_issue_pv(o, pf, vd);
+    }
+#elif HP_SKIP_PV
     #pragma unroll
     for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
         kiln_wgmma_pv_if(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1, kc * 16 < nvis);

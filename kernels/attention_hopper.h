@@ -182,6 +182,12 @@
 #ifndef KILN_HOPPER_SKIP_PV
 #define KILN_HOPPER_SKIP_PV(d) 1
 #endif
+/* 1: that product in half a tile or all of it, by a branch, rather than in predicated 16-key
+ * steps; ptxas then injects 2 warpgroup arrives instead of 9 (one per predicated product and
+ * one more) and spills nothing. Not yet run on a GPU (bench/hopper_ab.sh, skiphalf). */
+#ifndef KILN_HOPPER_SKIP_PV_HALF
+#define KILN_HOPPER_SKIP_PV_HALF 0
+#endif
 
 /* Per head dim d, 1: a block's staged output (unsplit calls) goes out through the tensor
  * copy engine, one store of each consumer's 64 rows issued by one of its threads (the
