@@ -212,7 +212,7 @@ KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd)
 /* The same for an item's last tile, of whose keys any row of this consumer sees the first
  * nvis (uniform across the warpgroup): with HP_SKIP_PV the k-steps of 16 keys past them,
  * whose weights are all 0, are predicated off. Only here: predicated products in the key
- * loop ran head dim 128 causal 6-10% slower on an H100 (bench/hopper_ab.sh, skip0). */
+ * loop ran head dim 128 causal 4-10% slower on an H100 (bench/hopper_ab.sh, skip0). */
 KILN_DEV void hp_issue_pv_last(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd,
                                kiln_i32 nvis)
 {
