@@ -549,6 +549,20 @@ KILN_DEV kiln_u32 hp_tile_off(kiln_i32 r, kiln_i32 c)
     return (kiln_u32)(c / 8) * (BM * 128) + (kiln_u32)r * 128 + (kiln_u32)((c % 8) ^ (r % 8)) * 16;
 }
 
+/* The producer's load of the block's n-th Q tile (query rows q0 .. of head hq, batch entry
+ * bb) into tile n % QB, once the consumers have released that tile's previous use. */
+KILN_DEV void hp_load_q(kiln_u64 *bars, unsigned char *qs, const kiln_tmap *tq, kiln_i32 n,
+                        kiln_i32 q0, kiln_i32 hq, kiln_i32 bb)
+{
+    const kiln_i32 qb = n % QB;
+    kiln_mbar_wait_idle(&bars[BAR_QEMPTY(qb)], ((kiln_u32)(n / QB) & 1u) ^ 1u,
+                        KILN_HOPPER_PRODUCER_SLEEP);
+    kiln_mbar_expect_tx(&bars[BAR_Q(qb)], TILE_Q);
+    for (kiln_i32 c = 0; c < DB; ++c)
+        kiln_tma_load_4d(qs + qb * TILE_Q + c * (BM * 128), tq, &bars[BAR_Q(qb)], c * 64, q0,
+                         hq, bb);
+}
+
 extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS(D, KILN_MASK, KILN_HOPPER_LONG), 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
               const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv,
@@ -597,19 +611,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (it.q0 < 0 || it.ntiles == 0) continue;
             const kiln_i32 hq = (kiln_i32)it.h, hkv = (kiln_i32)(it.h / group);
             const kiln_i32 bb = (kiln_i32)it.b;
-            if (QB > 1) {
-                /* The item's Q first, into the tile the item two back used (its last S
-                 * product is long done): it arrives while the consumers finish the item
-                 * before. */
-                const kiln_i32 qb = qn % QB;
-                kiln_mbar_wait_idle(&bars[BAR_QEMPTY(qb)], ((kiln_u32)(qn / QB) & 1u) ^ 1u,
-                                    KILN_HOPPER_PRODUCER_SLEEP);
-                kiln_mbar_expect_tx(&bars[BAR_Q(qb)], TILE_Q);
-                for (kiln_i32 c = 0; c < DB; ++c)
-                    kiln_tma_load_4d(qs + qb * TILE_Q + c * (BM * 128), &tq, &bars[BAR_Q(qb)],
-                                     c * 64, (kiln_i32)it.q0, hq, bb);
-                ++qn;
-            }
+            /* With two tiles, the item's Q first, into the tile the item two back used (its
+             * last S product is long done): it arrives while the consumers finish the item
+             * before. */
+            if (QB > 1) hp_load_q(bars, qs, &tq, qn++, (kiln_i32)it.q0, hq, bb);
             for (kiln_i32 t = 0; t < it.ntiles; ++t, hp_ring_next(&st, &ph)) {
                 const kiln_i32 kt = (kiln_i32)(it.lo + (kiln_i64)t * BN);
                 kiln_mbar_wait_idle(&bars[BAR_KEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
@@ -617,17 +622,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(ks + st * TILE_K + c * (BN * 128), &tk,
                                      &bars[BAR_KFULL(st)], c * 64, kt, hkv, bb);
-                if (QB == 1 && t == 0) {
-                    /* The consumers are done with the previous item's Q (and, when they
-                     * stage their output there, with that too). */
-                    kiln_mbar_wait_idle(&bars[BAR_QEMPTY(0)], ((kiln_u32)qn & 1u) ^ 1u,
-                                        KILN_HOPPER_PRODUCER_SLEEP);
-                    kiln_mbar_expect_tx(&bars[BAR_Q(0)], TILE_Q);
-                    for (kiln_i32 c = 0; c < DB; ++c)
-                        kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q(0)], c * 64,
-                                         (kiln_i32)it.q0, hq, bb);
-                    ++qn;
-                }
+                /* With one, after the item's first K tile, once the consumers are done with
+                 * the previous item's Q (and, when they stage their output there, with that
+                 * too). */
+                if (QB == 1 && t == 0) hp_load_q(bars, qs, &tq, qn++, (kiln_i32)it.q0, hq, bb);
                 kiln_mbar_wait_idle(&bars[BAR_VEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
                 kiln_mbar_expect_tx(&bars[BAR_VFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)

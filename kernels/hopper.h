@@ -110,8 +110,10 @@ KILN_DEV void kiln_wgmma_commit(void)
                  : __VA_ARGS__)
 
 /* The same product issued only where the warpgroup-uniform guard is nonzero: a predicated
- * instruction, not a branch, so ptxas keeps the products around it asynchronous (a branch
- * around a wgmma makes it serialize them). guard is the operand number of the guard. */
+ * instruction, not a branch (ptxas serializes the products of a wgmma inside a branch it
+ * cannot prove uniform; a guard it cannot prove uniform either is fine here, at the cost of a
+ * warpgroup arrive it injects before each predicated product). guard is the operand number
+ * of the guard. */
 #define KILN_WGMMA_IF(n, regs, pred, guard, a_op, b_op, tail, ...)                           \
     asm volatile("{\n.reg .pred p, g;\nsetp.ne.b32 p, " pred ", 0;\nsetp.ne.b32 g, " guard    \
                  ", 0;\n@g wgmma.mma_async.sync.aligned.m64n" #n "k16.f32." KILN_WG_TYPE "."    \
