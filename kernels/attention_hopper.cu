@@ -144,6 +144,9 @@
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
+/* Those stores a warp's 16 rows at a time, each issued by the warp's first lane
+ * (KILN_HOPPER_WARP_STORE, attention_hopper.h): no barrier across the consumer. */
+#define HP_WARP_STORE (HP_TMA_STORE && KILN_HOPPER_WARP_STORE(D))
 /* Named barriers 2 + NC + c: the 128 threads of consumer c (output staging). */
 #define HP_BAR_OWN(c) (2 + NC + (c))
 
@@ -862,7 +865,13 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                  * An own staging tile outlives Q's handshake: without the turn barriers
                  * nothing else keeps a fast thread from overwriting rows a slow one of the
                  * previous item still reads. */
-#if HP_TMA_STORE
+#if HP_WARP_STORE
+                /* The previous item's store of the warp's rows has read them. */
+                if (HP_O_OWN) {
+                    if (lane == 0) kiln_bulk_wait_read(0);
+                    __syncwarp();
+                }
+#elif HP_TMA_STORE
                 /* The previous item's store has read these rows: its issuing thread waits
                  * for that, the barrier tells the others. */
                 if (HP_O_OWN) {
@@ -880,7 +889,21 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                         *(kiln_u32 *)(os + hp_tile_off(row, n) + 4 * tq4) =
                             kiln_pack2(o[4 * n + 2 * r] * inv[r], o[4 * n + 2 * r + 1] * inv[r]);
                 }
-#if HP_TMA_STORE
+#if HP_WARP_STORE
+                /* The warp's 16 rows (those it staged) to the copy engine, which clips those
+                 * past the sequence's end. */
+                kiln_fence_proxy_async();
+                __syncwarp();
+                if (lane == 0) {
+                    #pragma unroll
+                    for (kiln_i32 c = 0; c < DB; ++c)
+                        kiln_tma_store_4d(&to, os + c * (BM * 128) + (cw * 64 + warp * 16) * 128,
+                                          c * 64, (kiln_i32)q0 + cw * 64 + warp * 16,
+                                          (kiln_i32)h, (kiln_i32)it.b);
+                    kiln_bulk_commit();
+                    if (!HP_O_OWN) kiln_bulk_wait_read(0);
+                }
+#elif HP_TMA_STORE
                 /* One thread hands the consumer's 64 rows to the copy engine, which clips
                  * those past the sequence's end. With the output staged in Q's rows, Q's
                  * next load waits for that thread's arrival below, after the store has
@@ -922,7 +945,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #if KILN_HOPPER_PINGPONG
     if (cw == 0 && turns) HP_TURN_WAIT(); /* the last consumer's pass after its last phase */
 #endif
-#if HP_TMA_STORE
+#if HP_WARP_STORE
+    if (lane == 0) kiln_bulk_wait(0); /* the staging rows stay until the last store is done */
+#elif HP_TMA_STORE
     if (wtid == 0) kiln_bulk_wait(0); /* the staging rows stay until the last store is done */
 #endif
 }

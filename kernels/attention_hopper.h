@@ -201,6 +201,15 @@
 #define KILN_HOPPER_TMA_STORE(d) ((d) == 128)
 #endif
 
+/* Per head dim d, 1 (with KILN_HOPPER_TMA_STORE): each consumer warp stores the 16 output
+ * rows it staged itself, through the copy engine, its first lane issuing the store and
+ * waiting for the previous one's read; no barrier across the consumer's 128 threads (two per
+ * item otherwise). The output's tensor map then has boxes of KILN_HOPPER_STORE_ROWS rows. */
+#ifndef KILN_HOPPER_WARP_STORE
+#define KILN_HOPPER_WARP_STORE(d) 0
+#endif
+#define KILN_HOPPER_STORE_ROWS(d) (KILN_HOPPER_WARP_STORE(d) ? 16 : KILN_HOPPER_CONSUMER_ROWS)
+
 /* Nanoseconds the producer sleeps between polls of a barrier it waits on (0: it polls
  * without a pause). Polling without one, its retries were about 9% of the instructions a
  * head-dim-64 causal block issued at S = 1k, all on the scheduler it shares with two
