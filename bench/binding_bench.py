@@ -94,6 +94,8 @@ def main():
     ap.add_argument("--cpu-time", action="store_true", help="time with the thread CPU clock")
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--configs", default="real/fast,real/ctypes,stub/fast,stub/ctypes",
+                    help="which library/path pairs to run (comma-separated)")
     ap.add_argument("--library", choices=["real", "stub"], help=argparse.SUPPRESS)
     ap.add_argument("--path", choices=["fast", "ctypes"], help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -106,10 +108,18 @@ def main():
                                                                    "libkiln" + suffix),
             "stub": os.path.join(args.build, "libkiln_stub" + suffix)}
     table = {}
+    configs = args.configs.split(",")
+    for c in configs:
+        if c not in ("real/fast", "real/ctypes", "stub/fast", "stub/ctypes"):
+            sys.exit(f"binding_bench: --configs takes real|stub / fast|ctypes pairs, not '{c}'")
     for library, path in libs.items():
+        if not any(c.startswith(library + "/") for c in configs):
+            continue
         if not os.path.exists(path):
             sys.exit(f"binding_bench: no {path} (build the 'kiln' and 'kiln_stub' targets)")
         for mode in ("fast", "ctypes"):
+            if f"{library}/{mode}" not in configs:
+                continue
             env = dict(os.environ, KILN_LIBRARY=os.path.abspath(path),
                        KILN_PYTHON_FAST="1" if mode == "fast" else "0")
             cmd = [sys.executable, __file__, "--library", library, "--path", mode,
@@ -121,7 +131,7 @@ def main():
                 sys.exit(f"binding_bench: {library}/{mode} failed:\n{run.stderr}")
             table[f"{library}/{mode}"] = json.loads(run.stdout.strip().splitlines()[-1])
 
-    cases = [c for c in table["stub/fast"] if not c.startswith("_")]
+    cases = [c for c in next(iter(table.values())) if not c.startswith("_")]
     cols = list(table)
     print(f"us per call ({'thread CPU time' if args.cpu_time else 'wall clock'}, median of "
           f"{args.rounds} rounds of {args.calls}); stub = entry points return at once")

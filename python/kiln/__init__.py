@@ -55,18 +55,20 @@ def _finish(out, lse, return_lse):
     return (out, lse) if return_lse else out
 
 
-def _fast():
-    """The optional C fast path (kiln/_ext), or None. It takes plain torch tensors and numpy
-    arrays with the scalar options, and returns None for anything else before calling the
-    library; the ctypes path below then makes the call as it always does."""
+_TRACING = "tracing"
+
+
+def _route():
+    """_TRACING while torch.compile traces (kiln's calls are then its custom ops); else the
+    optional C fast path (kiln/_ext), or a false value where it is not built. The fast path
+    takes plain torch tensors and numpy arrays with the scalar options, and returns None for
+    anything else before calling the library; the ctypes path then makes the call as it
+    always does. One function for both questions: it runs on every call."""
+    ops = _torch_ops.OPS
+    if ops is not None and ops.compiling():
+        return _TRACING
     fast = _arrays._fast
     return _arrays.fast() if fast is None else fast
-
-
-def _tracing():
-    """True while torch.compile traces: kiln's calls are then its custom ops."""
-    ops = _torch_ops.OPS
-    return ops is not None and ops.compiling()
 
 
 def _as_op(name, operands, out, workspace, causal, window, softcap, scale, alibi_slopes,
@@ -96,17 +98,18 @@ def attention(q, k, v, *, causal=False, window=(-1, -1), softcap=0.0, scale=None
     stream: the GPU stream to queue on (a handle, or a torch / CuPy stream); None = torch's
     current stream (CuPy's for CuPy arrays).
     """
-    if _tracing():
+    fast = _route()
+    if fast is _TRACING:
         return _as_op("attention", (q, k, v), out, workspace, causal, window, softcap, scale,
                       alibi_slopes, num_splits, return_lse)
-    fast = _fast()
     if fast and alibi_slopes is None and workspace is None and not return_lse and stream is None:
         o = _arrays.empty_like_plain(q) if out is None else out
         if o is not None:
             st = _arrays._ext.attention(fast.attention, q, k, v, o, causal, window, softcap,
                                         scale, num_splits)
             if st is not None:
-                _lib.check(st)
+                if st:
+                    _lib.check(st)
                 return o
             out = o
     if _arrays.is_foreign(q):
@@ -141,11 +144,11 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     [batch + 1] (lists and other integer arrays are converted). Returns out
     [total_q, heads_q, d], or (out, lse) with lse fp32 [heads_q, total_q].
     """
-    if _tracing():
+    fast = _route()
+    if fast is _TRACING:
         operands = (q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q), int(max_seqlen_k))
         return _as_op("attention_varlen", operands, out, workspace, causal, window, softcap,
                       scale, alibi_slopes, num_splits, return_lse)
-    fast = _fast()
     if fast and alibi_slopes is None and workspace is None and not return_lse and stream is None:
         o = _arrays.empty_like_plain(q) if out is None else out
         if o is not None:
@@ -153,7 +156,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
                                                cu_seqlens_k, max_seqlen_q, max_seqlen_k, o,
                                                causal, window, softcap, scale, num_splits)
             if st is not None:
-                _lib.check(st)
+                if st:
+                    _lib.check(st)
                 return o
             out = o
     if _arrays.is_foreign(q):
@@ -192,11 +196,11 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q
     [batch, seqlen_q, heads_q, d], lse [batch, heads_q, seqlen_q]. Batch prefill: q and out
     [total_q, heads_q, d], lse [heads_q, total_q], max_seqlen_q bounding each sequence.
     """
-    if _tracing():
+    fast = _route()
+    if fast is _TRACING:
         operands = (q, k_cache, v_cache, block_table, seqlens_k, cu_seqlens_q, int(max_seqlen_q))
         return _as_op("attention_paged", operands, out, workspace, causal, window, softcap,
                       scale, alibi_slopes, num_splits, return_lse)
-    fast = _fast()
     if fast and alibi_slopes is None and workspace is None and not return_lse and stream is None:
         o = _arrays.empty_like_plain(q) if out is None else out
         if o is not None:
@@ -205,7 +209,8 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k, *, cu_seqlens_q
                                               max_seqlen_q, o, causal, window, softcap, scale,
                                               num_splits)
             if st is not None:
-                _lib.check(st)
+                if st:
+                    _lib.check(st)
                 return o
             out = o
     if _arrays.is_foreign(q):
@@ -259,16 +264,17 @@ _ACT_NAMES = {_lib.ACT_SILU: "silu_and_mul", _lib.ACT_GELU: "gelu_and_mul",
 
 
 def _act_and_mul(act, x, out, stream):
-    if _tracing():
+    fast = _route()
+    if fast is _TRACING:
         if out is not None:
             raise KilnError(Status.UNSUPPORTED, "under torch.compile the activations allocate "
                             "their output: out= is not taken")
         return _torch_ops.OPS.call(_ACT_NAMES[act], x)
-    fast = _fast()
     if fast and out is not None and stream is None:
         st = _arrays._ext.act_and_mul(fast.act_and_mul, act, x, out)
         if st is not None:
-            _lib.check(st)
+            if st:
+                _lib.check(st)
             return out
     if _arrays.is_foreign(x):
         return _arrays.foreign_call(lambda x, out, stream: _act_and_mul(act, x, out, stream),

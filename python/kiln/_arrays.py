@@ -123,14 +123,13 @@ def _fast_setup():
     """(Re)configures the fast path with the frameworks imported by now."""
     global _fast_torch
     torch = sys.modules.get("torch")
-    codes, tensor, current_device, current_stream = {}, None, None, None
+    codes, tensor, current_stream = {}, None, None
     if torch is not None:
         codes = dict(_torch_dtype_codes(torch))
         tensor = torch.Tensor
-        current_device = getattr(torch._C, "_cuda_getDevice", None)
         current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     _ext.setup(tensor, None if np is None else np.ndarray, codes, _fast_contexts,
-               current_device, current_stream)
+               current_stream)
     _fast_torch = torch
 
 

@@ -27,11 +27,15 @@ typedef kiln_status (*act_fn)(kiln_context *, kiln_activation, const kiln_tensor
 
 /* What setup() was given: torch.Tensor and numpy.ndarray (either may be None), torch's
  * {dtype: code} map, the context table {device index (-1 = CPU): address}, and torch's
- * current-device and current-stream accessors. */
-static PyObject *torch_tensor, *numpy_array, *torch_codes, *contexts, *current_device,
-    *current_stream;
-static PyObject *s_dtype, *s_shape, *s_stride, *s_data_ptr, *s_is_cpu, *s_is_cuda,
-    *s_get_device;
+ * current-stream accessor (None where torch has no CUDA). */
+static PyObject *torch_tensor, *numpy_array, *torch_codes, *contexts, *current_stream;
+static PyObject *s_dtype, *s_shape, *s_stride, *s_data_ptr, *s_device, *s_type, *s_index,
+    *s_cuda, *s_cpu;
+/* The torch.device of the last call's first argument and where it is (a CUDA device index or
+ * TORCH_CPU): one comparison of a tensor's device with it replaces reading its type and
+ * index. */
+static PyObject *last_device;
+static long last_where;
 
 enum { HANDLED = 1, NOT_HANDLED = 0, FAILED = -1 };
 
@@ -68,11 +72,11 @@ static int fill_dims(kiln_tensor *t, PyObject *shape, PyObject *stride)
     return PyErr_Occurred() ? FAILED : HANDLED;
 }
 
-/* A torch tensor on device (-1 = the CPU), which view() checks is not NUMPY; placed: x is
- * the call's first argument, whose device place() has already checked. */
-static int torch_view(PyObject *x, long device, int placed, kiln_tensor *t)
+/* A torch tensor where the call's first argument is (place() has just made last_device
+ * that argument's device); placed: x is that argument. */
+static int torch_view(PyObject *x, int placed, kiln_tensor *t)
 {
-    PyObject *dtype, *code, *flag, *shape = NULL, *stride = NULL;
+    PyObject *dtype, *code, *shape = NULL, *stride = NULL;
     int ok;
     long long v;
     dtype = PyObject_GetAttr(x, s_dtype);
@@ -81,13 +85,11 @@ static int torch_view(PyObject *x, long device, int placed, kiln_tensor *t)
     Py_DECREF(dtype);
     if (!code) return PyErr_Occurred() ? FAILED : NOT_HANDLED;
     if (!placed) {
-        flag = PyObject_GetAttr(x, device < 0 ? s_is_cpu : s_is_cuda);
-        if (!flag) return FAILED;
-        ok = flag == Py_True;
-        Py_DECREF(flag);
-        if (!ok) return NOT_HANDLED;
-        if (device >= 0 && attr_ll(x, s_get_device, 1) != device)
-            return PyErr_Occurred() ? FAILED : NOT_HANDLED;
+        PyObject *dev = PyObject_GetAttr(x, s_device);
+        if (!dev) return FAILED;
+        ok = PyObject_RichCompareBool(dev, last_device, Py_EQ);
+        Py_DECREF(dev);
+        if (ok != 1) return ok < 0 ? FAILED : NOT_HANDLED;
     }
     t->dtype = (kiln_dtype)PyLong_AsLong(code);
     v = attr_ll(x, s_data_ptr, 1);
@@ -142,7 +144,7 @@ static int view_placed(PyObject *x, long device, int writable, int placed, kiln_
     if (device == NUMPY)
         return Py_TYPE(x) == (PyTypeObject *)numpy_array ? numpy_view(x, writable, t, h)
                                                         : NOT_HANDLED;
-    if (Py_TYPE(x) == (PyTypeObject *)torch_tensor) return torch_view(x, device, placed, t);
+    if (Py_TYPE(x) == (PyTypeObject *)torch_tensor) return torch_view(x, placed, t);
     return NOT_HANDLED;
 }
 
@@ -151,32 +153,63 @@ static int view(PyObject *x, long device, int writable, kiln_tensor *t, held *h)
     return view_placed(x, device, writable, 0, t, h);
 }
 
-/* Where the call's first argument lives (see view()), its context and stream; a
- * device that is not the current one, or a context not made yet, is left to the ctypes
- * path. The first argument's device is checked here, and not again by its view. */
+/* Where a torch.device is: a CUDA device index or TORCH_CPU; NOT_HANDLED for another device
+ * type (meta, ...), which the ctypes path refuses by name. */
+static int where_of(PyObject *dev, long *where)
+{
+    PyObject *type = PyObject_GetAttr(dev, s_type), *index;
+    int cuda, cpu;
+    if (!type) return FAILED;
+    cuda = PyObject_RichCompareBool(type, s_cuda, Py_EQ);
+    cpu = cuda == 0 ? PyObject_RichCompareBool(type, s_cpu, Py_EQ) : 0;
+    Py_DECREF(type);
+    if (cuda < 0 || cpu < 0) return FAILED;
+    if (cpu) {
+        *where = TORCH_CPU;
+        return HANDLED;
+    }
+    if (!cuda) return NOT_HANDLED; /* meta, another device type */
+    index = PyObject_GetAttr(dev, s_index);
+    if (!index) return FAILED;
+    *where = index == Py_None ? -1 : PyLong_AsLong(index);
+    Py_DECREF(index);
+    if (PyErr_Occurred()) return FAILED;
+    return *where >= 0 ? HANDLED : NOT_HANDLED;
+}
+
+/* Where the call's first argument lives (see view()), its context and stream; a context not
+ * made yet is left to the ctypes path. The first argument's device is checked here, and not
+ * again by its view. The library makes its context current for the call and restores the
+ * caller's, so a tensor on another device than torch's current one needs no switch here. */
 static int place(PyObject *first, long *device, void **ctx, void **stream)
 {
     PyObject *key, *c;
     *device = TORCH_CPU;
     *stream = NULL;
     if (torch_tensor != Py_None && Py_TYPE(first) == (PyTypeObject *)torch_tensor) {
-        PyObject *flag = PyObject_GetAttr(first, s_is_cuda);
-        int cuda;
-        if (!flag) return FAILED;
-        cuda = flag == Py_True;
-        Py_DECREF(flag);
-        if (cuda) {
+        PyObject *dev = PyObject_GetAttr(first, s_device);
+        int same;
+        if (!dev) return FAILED;
+        same = last_device ? PyObject_RichCompareBool(dev, last_device, Py_EQ) : 0;
+        if (same == 0) {
+            long where;
+            int r = where_of(dev, &where);
+            if (r != HANDLED) {
+                Py_DECREF(dev);
+                return r;
+            }
+            Py_XDECREF(last_device);
+            last_device = dev; /* the reference taken above */
+            last_where = where;
+        } else {
+            Py_DECREF(dev);
+            if (same < 0) return FAILED;
+        }
+        *device = last_where;
+        if (*device >= 0) {
             PyObject *r, *idx_obj;
-            long long idx = attr_ll(first, s_get_device, 1), now;
-            if (PyErr_Occurred()) return FAILED;
-            if (current_device == Py_None || current_stream == Py_None) return NOT_HANDLED;
-            r = PyObject_CallNoArgs(current_device);
-            if (!r) return FAILED;
-            now = PyLong_AsLongLong(r);
-            Py_DECREF(r);
-            if (now != idx) return PyErr_Occurred() ? FAILED : NOT_HANDLED;
-            *device = (long)idx;
-            idx_obj = PyLong_FromLongLong(idx);
+            if (current_stream == Py_None) return NOT_HANDLED;
+            idx_obj = PyLong_FromLong(*device);
             if (!idx_obj) return FAILED;
             r = PyObject_CallFunctionObjArgs(current_stream, idx_obj, NULL);
             Py_DECREF(idx_obj);
@@ -184,14 +217,6 @@ static int place(PyObject *first, long *device, void **ctx, void **stream)
             *stream = PyLong_AsVoidPtr(r);
             Py_DECREF(r);
             if (PyErr_Occurred()) return FAILED;
-        } else {
-            /* Neither CUDA nor the CPU (meta, another device type): the ctypes path. */
-            PyObject *cpu = PyObject_GetAttr(first, s_is_cpu);
-            int on_cpu;
-            if (!cpu) return FAILED;
-            on_cpu = cpu == Py_True;
-            Py_DECREF(cpu);
-            if (!on_cpu) return NOT_HANDLED;
         }
     } else if (numpy_array != Py_None && Py_TYPE(first) == (PyTypeObject *)numpy_array) {
         *device = NUMPY;
@@ -393,17 +418,16 @@ static PyObject *act_and_mul(PyObject *self, PyObject *const *a, Py_ssize_t n)
     return finish(st, &h);
 }
 
-/* setup(torch_tensor|None, numpy_ndarray|None, torch_codes, contexts, current_device|None,
- * current_stream|None) */
+/* setup(torch_tensor|None, numpy_ndarray|None, torch_codes, contexts, current_stream|None) */
 static PyObject *setup(PyObject *self, PyObject *const *a, Py_ssize_t n)
 {
-    PyObject **slots[6] = {&torch_tensor, &numpy_array, &torch_codes, &contexts,
-                           &current_device, &current_stream};
+    PyObject **slots[5] = {&torch_tensor, &numpy_array, &torch_codes, &contexts,
+                           &current_stream};
     (void)self;
-    if (n != 6) return PyErr_Format(PyExc_TypeError, "setup takes 6 arguments");
+    if (n != 5) return PyErr_Format(PyExc_TypeError, "setup takes 5 arguments");
     if (!PyDict_Check(a[2]) || !PyDict_Check(a[3]))
         return PyErr_Format(PyExc_TypeError, "setup: codes and contexts must be dicts");
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 5; i++) {
         PyObject *old = *slots[i];
         Py_INCREF(a[i]);
         *slots[i] = a[i];
@@ -425,11 +449,11 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ext", NULL, -1, met
 
 PyMODINIT_FUNC PyInit__ext(void)
 {
-    static const char *names[] = {"dtype", "shape", "stride", "data_ptr", "is_cpu", "is_cuda",
-                                  "get_device"};
-    PyObject **interned[] = {&s_dtype, &s_shape, &s_stride, &s_data_ptr, &s_is_cpu, &s_is_cuda,
-                             &s_get_device};
-    for (int i = 0; i < 7; i++) {
+    static const char *names[] = {"dtype", "shape", "stride", "data_ptr", "device", "type",
+                                  "index", "cuda", "cpu"};
+    PyObject **interned[] = {&s_dtype, &s_shape, &s_stride, &s_data_ptr, &s_device, &s_type,
+                             &s_index, &s_cuda, &s_cpu};
+    for (int i = 0; i < 9; i++) {
         *interned[i] = PyUnicode_InternFromString(names[i]);
         if (!*interned[i]) return NULL;
     }

@@ -75,6 +75,9 @@ def register():
         _register_define(torch)
     else:
         return None
+    # Every kiln call asks: torch's own function, without this module's frame around it.
+    global compiling
+    compiling = _is_compiling
     OPS = sys.modules[__name__]
     return OPS
 
