@@ -42,19 +42,10 @@
 #        c3c      the causal long variant's output staged (spills 24 bytes)
 #        c3cdn    the causal long variant without turns between its consumers (no spill;
 #                 default: turns, a frame of 8 bytes)
-#        q2       two Q tiles on the persistent grid but in the causal long variant
-#                 (KILN_HOPPER_Q_BUFS 2): an item's Q loads while the item before runs
-#        q2all    two Q tiles on the persistent grid, the causal long variant too (its
-#                 frame then holds 8 bytes of spill instead of 4)
 #        skip0    KILN_HOPPER_SKIP_PV 0: causal P V products over every key of a tile (the
 #                 default leaves out the 16-key steps none of a consumer's rows sees)
-#        skiphalf KILN_HOPPER_SKIP_PV_HALF 1: that product in half a tile or all of it by a
-#                 branch instead of predicated 16-key steps
 #        tstore64 KILN_HOPPER_TMA_STORE(d) 1: the copy engine's store per consumer at head
 #                 dim 64 too
-#        wstore   KILN_HOPPER_WARP_STORE(d) 1 with the copy engine's stores at every head
-#                 dim: each consumer warp stores its own 16 rows, no barrier across the
-#                 consumer
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -100,12 +91,8 @@ all_opts=(
   "c2c|#define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 \&\& (m) == 0)"
   "c3c|#define KILN_HOPPER_STAGE_O 1"
   "c3cdn|#define KILN_HOPPER_PINGPONG (NC == 2 || KILN_MASK != 1)"
-  "q2|#define KILN_HOPPER_Q_BUFS(d, m, l) ((m) != 2 \&\& !((l) \&\& (m) == 1) ? 2 : 1)"
-  "q2all|#define KILN_HOPPER_Q_BUFS(d, m, l) ((m) != 2 ? 2 : 1)"
   "skip0|#define KILN_HOPPER_SKIP_PV(d) 0"
-  "skiphalf|#define KILN_HOPPER_SKIP_PV_HALF 1"
   "tstore64|#define KILN_HOPPER_TMA_STORE(d) 1"
-  "wstore|#define KILN_HOPPER_TMA_STORE(d) 1;#define KILN_HOPPER_WARP_STORE(d) 1"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

@@ -144,9 +144,6 @@
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
-/* Those stores a warp's 16 rows at a time, each issued by the warp's first lane
- * (KILN_HOPPER_WARP_STORE, attention_hopper.h): no barrier across the consumer. */
-#define HP_WARP_STORE (HP_TMA_STORE && KILN_HOPPER_WARP_STORE(D))
 /* Named barriers 2 + NC + c: the 128 threads of consumer c (output staging). */
 #define HP_BAR_OWN(c) (2 + NC + (c))
 
@@ -155,25 +152,16 @@
  * sizes the shared memory the same way). */
 #define HP_O_OWN KILN_HOPPER_O_OWN(D, KILN_MASK)
 
-/* Q tiles (KILN_HOPPER_Q_BUFS, attention_hopper.h): item n of a block uses tile n % QB. */
-#define QB KILN_HOPPER_Q_BUFS(D, KILN_MASK, KILN_HOPPER_LONG)
-#if QB != 1 && QB != 2
-#error "the hopper tier holds one or two Q tiles"
-#endif
-#if QB == 2 && !HP_O_OWN
-#error "two Q tiles need an output tile of their own"
-#endif
-
-/* Barrier slots in shared memory: per Q tile, full (the copy engine completes it) and empty
+/* Barrier slots in shared memory: the Q tile's full (the copy engine completes it) and empty
  * (the 4 NC consumer warps arrive when done with it), the K and V rings' full ones, then
  * their empty ones (4 NC consumer warps each). */
-#define BAR_Q(b) (b)
-#define BAR_QEMPTY(b) (QB + (b))
-#define BAR_KFULL(s) (2 * QB + (s))
-#define BAR_VFULL(s) (2 * QB + NS + (s))
-#define BAR_KEMPTY(s) (2 * QB + 2 * NS + (s))
-#define BAR_VEMPTY(s) (2 * QB + 3 * NS + (s))
-#define NBARS (2 * QB + 4 * NS)
+#define BAR_Q 0
+#define BAR_QEMPTY 1
+#define BAR_KFULL(s) (2 + (s))
+#define BAR_VFULL(s) (2 + NS + (s))
+#define BAR_KEMPTY(s) (2 + 2 * NS + (s))
+#define BAR_VEMPTY(s) (2 + 3 * NS + (s))
+#define NBARS (2 + 4 * NS)
 
 /* Per-thread state of the consumer's two rows (fragment rows g and g + 8 of its warp). A
  * row's visible keys are [first, its band's end): it has seen a visible key once a tile
@@ -219,17 +207,7 @@ KILN_DEV void hp_issue_pv(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd)
 KILN_DEV void hp_issue_pv_last(float o[NACC_O], kiln_u32 pf[BN / 16][4], kiln_u64 vd,
                                kiln_i32 nvis)
 {
-#if HP_SKIP_PV && KILN_HOPPER_SKIP_PV_HALF
-    /* A branch (nvis is uniform in ptxas's eyes) between the tile's first half and all of it. */
-    if (nvis <= BN / 2) {
-        #pragma unroll
-        for (kiln_i32 kc = 0; kc < BN / 32; ++kc)
-            kiln_wgmma_pv(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1);
-        kiln_wgmma_commit();
-    } else {
-        hp_issue_pv(o, pf, vd);
-    }
-#elif HP_SKIP_PV
+#if HP_SKIP_PV
     #pragma unroll
     for (kiln_i32 kc = 0; kc < BN / 16; ++kc)
         kiln_wgmma_pv_if(o, pf[kc], kiln_wg_desc_add(vd, kc * 16 * 128), 1, kc * 16 < nvis);
@@ -552,20 +530,6 @@ KILN_DEV kiln_u32 hp_tile_off(kiln_i32 r, kiln_i32 c)
     return (kiln_u32)(c / 8) * (BM * 128) + (kiln_u32)r * 128 + (kiln_u32)((c % 8) ^ (r % 8)) * 16;
 }
 
-/* The producer's load of the block's n-th Q tile (query rows q0 .. of head hq, batch entry
- * bb) into tile n % QB, once the consumers have released that tile's previous use. */
-KILN_DEV void hp_load_q(kiln_u64 *bars, unsigned char *qs, const kiln_tmap *tq, kiln_i32 n,
-                        kiln_i32 q0, kiln_i32 hq, kiln_i32 bb)
-{
-    const kiln_i32 qb = n % QB;
-    kiln_mbar_wait_idle(&bars[BAR_QEMPTY(qb)], ((kiln_u32)(n / QB) & 1u) ^ 1u,
-                        KILN_HOPPER_PRODUCER_SLEEP);
-    kiln_mbar_expect_tx(&bars[BAR_Q(qb)], TILE_Q);
-    for (kiln_i32 c = 0; c < DB; ++c)
-        kiln_tma_load_4d(qs + qb * TILE_Q + c * (BM * 128), tq, &bars[BAR_Q(qb)], c * 64, q0,
-                         hq, bb);
-}
-
 extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS(D, KILN_MASK, KILN_HOPPER_LONG), 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
               const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv,
@@ -575,7 +539,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     /* 128-byte swizzling repeats every 1024 bytes: tiles start on such a boundary. */
     unsigned char *sm = kiln_smem_raw + ((1024u - (kiln_smem_addr(kiln_smem_raw) & 1023u)) & 1023u);
     unsigned char *qs = sm;
-    unsigned char *ks = qs + QB * TILE_Q;
+    unsigned char *ks = qs + TILE_Q;
     unsigned char *vs = ks + NS * TILE_K;
 #if HP_O_OWN
     unsigned char *os = vs + NS * TILE_K;
@@ -592,8 +556,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 
     if (tid == 0) {
         for (kiln_i32 i = 0; i < NBARS; ++i)
-            kiln_mbar_init(&bars[i], (i >= BAR_QEMPTY(0) && i < BAR_KFULL(0)) || i >= BAR_KEMPTY(0)
-                                         ? 4u * NC : 1u);
+            kiln_mbar_init(&bars[i], i == BAR_QEMPTY || i >= BAR_KEMPTY(0) ? 4u * NC : 1u);
         kiln_mbar_init_fence();
     }
     /* The stream's previous kernel may still run (kernels/vendor/cuda.h): every thread
@@ -614,10 +577,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (it.q0 < 0 || it.ntiles == 0) continue;
             const kiln_i32 hq = (kiln_i32)it.h, hkv = (kiln_i32)(it.h / group);
             const kiln_i32 bb = (kiln_i32)it.b;
-            /* With two tiles, the item's Q first, into the tile the item two back used (its
-             * last S product is long done): it arrives while the consumers finish the item
-             * before. */
-            if (QB > 1) hp_load_q(bars, qs, &tq, qn++, (kiln_i32)it.q0, hq, bb);
             for (kiln_i32 t = 0; t < it.ntiles; ++t, hp_ring_next(&st, &ph)) {
                 const kiln_i32 kt = (kiln_i32)(it.lo + (kiln_i64)t * BN);
                 kiln_mbar_wait_idle(&bars[BAR_KEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
@@ -625,10 +584,17 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(ks + st * TILE_K + c * (BN * 128), &tk,
                                      &bars[BAR_KFULL(st)], c * 64, kt, hkv, bb);
-                /* With one, after the item's first K tile, once the consumers are done with
-                 * the previous item's Q (and, when they stage their output there, with that
-                 * too). */
-                if (QB == 1 && t == 0) hp_load_q(bars, qs, &tq, qn++, (kiln_i32)it.q0, hq, bb);
+                if (t == 0) {
+                    /* The consumers are done with the previous item's Q (and, when they
+                     * stage their output there, with that too). */
+                    kiln_mbar_wait_idle(&bars[BAR_QEMPTY], ((kiln_u32)qn & 1u) ^ 1u,
+                                        KILN_HOPPER_PRODUCER_SLEEP);
+                    kiln_mbar_expect_tx(&bars[BAR_Q], TILE_Q);
+                    for (kiln_i32 c = 0; c < DB; ++c)
+                        kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64,
+                                         (kiln_i32)it.q0, hq, bb);
+                    ++qn;
+                }
                 kiln_mbar_wait_idle(&bars[BAR_VEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
                 kiln_mbar_expect_tx(&bars[BAR_VFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)
@@ -666,9 +632,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         const kiln_i32 sq = (kiln_i32)a.seqlen_q;
         const kiln_i32 ntiles = it.ntiles;
         const kiln_i32 diag = (kiln_i32)a.seqlen_k - sq;
-        /* The item's Q tile and its descriptor. */
-        const kiln_i32 qb = QB > 1 ? qn % QB : 0;
-        const kiln_u64 qdi = QB > 1 ? kiln_wg_desc_add(qd, (kiln_u32)qb * TILE_Q) : qd;
 
         hp_rows w;
         int live[2];
@@ -728,18 +691,18 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (cw == NC - 1 && !turns) kiln_bar_arrive(2, 256);
             turns = 1;
 #endif
-            kiln_mbar_wait(&bars[BAR_Q(qb)], (kiln_u32)(qn / QB) & 1u);
+            kiln_mbar_wait(&bars[BAR_Q], (kiln_u32)qn & 1u);
             kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
             HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
-            hp_issue_s(sc, qdi, kiln_wg_desc_add(kd, st * TILE_K));
+            hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
             HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
             if (lane == 0) {
                 kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
-                if (HP_O_OWN && ntiles == 1) kiln_mbar_arrive(&bars[BAR_QEMPTY(qb)]);
+                if (HP_O_OWN && ntiles == 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
             }
             hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain, slope, cw);
             hp_pack_p(pf, sc);
@@ -755,7 +718,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
                 HP_MMA_TURN_WAIT();
                 kiln_wgmma_fence();
-                hp_issue_s(sc, qdi, kiln_wg_desc_add(kd, st * TILE_K));
+                hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
                 hp_issue_pv(o, pf, kiln_wg_desc_add(vd, pst * TILE_K));
                 HP_MMA_TURN_PASS();
                 kiln_wgmma_wait(1);
@@ -763,7 +726,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
                 if (lane == 0) {
                     kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
-                    if (HP_O_OWN && t == ntiles - 1) kiln_mbar_arrive(&bars[BAR_QEMPTY(qb)]);
+                    if (HP_O_OWN && t == ntiles - 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
                 }
                 hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain, slope, cw);
                 kiln_wgmma_wait(0);
@@ -865,13 +828,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                  * An own staging tile outlives Q's handshake: without the turn barriers
                  * nothing else keeps a fast thread from overwriting rows a slow one of the
                  * previous item still reads. */
-#if HP_WARP_STORE
-                /* The previous item's store of the warp's rows has read them. */
-                if (HP_O_OWN) {
-                    if (lane == 0) kiln_bulk_wait_read(0);
-                    __syncwarp();
-                }
-#elif HP_TMA_STORE
+#if HP_TMA_STORE
                 /* The previous item's store has read these rows: its issuing thread waits
                  * for that, the barrier tells the others. */
                 if (HP_O_OWN) {
@@ -889,21 +846,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                         *(kiln_u32 *)(os + hp_tile_off(row, n) + 4 * tq4) =
                             kiln_pack2(o[4 * n + 2 * r] * inv[r], o[4 * n + 2 * r + 1] * inv[r]);
                 }
-#if HP_WARP_STORE
-                /* The warp's 16 rows (those it staged) to the copy engine, which clips those
-                 * past the sequence's end. */
-                kiln_fence_proxy_async();
-                __syncwarp();
-                if (lane == 0) {
-                    #pragma unroll
-                    for (kiln_i32 c = 0; c < DB; ++c)
-                        kiln_tma_store_4d(&to, os + c * (BM * 128) + (cw * 64 + warp * 16) * 128,
-                                          c * 64, (kiln_i32)q0 + cw * 64 + warp * 16,
-                                          (kiln_i32)h, (kiln_i32)it.b);
-                    kiln_bulk_commit();
-                    if (!HP_O_OWN) kiln_bulk_wait_read(0);
-                }
-#elif HP_TMA_STORE
+#if HP_TMA_STORE
                 /* One thread hands the consumer's 64 rows to the copy engine, which clips
                  * those past the sequence's end. With the output staged in Q's rows, Q's
                  * next load waits for that thread's arrival below, after the store has
@@ -938,16 +881,14 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #endif
             }
             __syncwarp();
-            if (!HP_O_OWN && lane == 0) kiln_mbar_arrive(&bars[BAR_QEMPTY(0)]);
+            if (!HP_O_OWN && lane == 0) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
             ++qn;
         }
     }
 #if KILN_HOPPER_PINGPONG
     if (cw == 0 && turns) HP_TURN_WAIT(); /* the last consumer's pass after its last phase */
 #endif
-#if HP_WARP_STORE
-    if (lane == 0) kiln_bulk_wait(0); /* the staging rows stay until the last store is done */
-#elif HP_TMA_STORE
+#if HP_TMA_STORE
     if (wtid == 0) kiln_bulk_wait(0); /* the staging rows stay until the last store is done */
 #endif
 }

@@ -92,22 +92,15 @@
 #define KILN_HOPPER_O_OWN(d, m) KILN_HOPPER_PERSISTENT(d, m)
 #endif
 
-/* Q tiles in shared memory per head dim d, mask m and long flag l: 1, the producer loads
- * an item's Q once the consumers' last S product of the item before has read the tile, so
- * the next item's first product waits for that load (about a microsecond from memory)
- * behind the item's last softmax, P V product and output; 2, items alternate between two
- * tiles and the producer loads an item's Q as soon as it reaches the item, ahead of its
- * first key tile, while the consumers are still some tiles from the end of the item before.
- * Two need an output tile of their own (KILN_HOPPER_O_OWN): the output is never staged in
- * Q's rows. Measured on an H100 against one (bench/hopper_ab.sh, q2 and q2all beside
- * staged, one run, bench/results/hopper-ab_q2_*): head dim 64 causal S = 1k 7.5% slower
- * (279.6 against 302.2 TFLOP/s), without a mask 1% slower; head dim 128 within the run's
- * noise (-1 .. +3%, the two builds with the same head-dim-128 kernels 4% apart at 1k
- * causal). So the next item's Q is not what holds a block at an item's boundary, and the
- * default stays one tile. */
-#ifndef KILN_HOPPER_Q_BUFS
-#define KILN_HOPPER_Q_BUFS(d, m, l) 1
-#endif
+/* One Q tile in shared memory: the producer loads an item's Q once the consumers' last S
+ * product of the item before has read the tile (the next item's first product may wait for
+ * that load behind the item's last softmax, P V product and output). Two tiles, items
+ * alternating between them so that an item's Q loads ahead of its first key tile (with an
+ * output tile of their own), measured on an H100 (bench/hopper_ab.sh at 5509eae, q2 and
+ * q2all beside staged, one run, bench/results/hopper-ab_q2_*): head dim 64 causal S = 1k
+ * 7.5% slower (279.6 against 302.2 TFLOP/s), without a mask 1% slower; head dim 128 within
+ * the run's noise. The next item's Q is not what holds a block at an item's boundary; the
+ * option was taken out. */
 
 /* Per head dim d, 1: each row's reference (the running max its weights are taken against,
  * base-2 units) moves only when a tile's max passes it by more than KILN_HOPPER_RESCALE_SLACK,
@@ -182,12 +175,12 @@
 #ifndef KILN_HOPPER_SKIP_PV
 #define KILN_HOPPER_SKIP_PV(d) 1
 #endif
-/* 1: that product in half a tile or all of it, by a branch, rather than in predicated 16-key
- * steps; ptxas then injects 2 warpgroup arrives instead of 9 (one per predicated product and
- * one more) and spills nothing. Not yet run on a GPU (bench/hopper_ab.sh, skiphalf). */
-#ifndef KILN_HOPPER_SKIP_PV_HALF
-#define KILN_HOPPER_SKIP_PV_HALF 0
-#endif
+/* That product in half a tile or all of it by a branch instead (2 injected warpgroup arrives
+ * instead of 9, no spill) ran within the run's noise of the predicated steps on an H100
+ * (bench/hopper_ab.sh at e0bfa27, skiphalf beside staged,
+ * bench/results/hopper-ab_wstore-skiphalf_*): head dim 64 causal S = 1k / 4k / 16k 302.7 /
+ * 412.8 / 488.7 against 300.6 / 412.1 / 479.1 TFLOP/s, head dim 128 causal 413.6 / 557.9 /
+ * 608.5 against 420.3 / 559.0 / 603.1; the option was taken out. */
 
 /* Per head dim d, 1: a block's staged output (unsplit calls) goes out through the tensor
  * copy engine, one store of each consumer's 64 rows issued by one of its threads (the
@@ -201,14 +194,15 @@
 #define KILN_HOPPER_TMA_STORE(d) ((d) == 128)
 #endif
 
-/* Per head dim d, 1 (with KILN_HOPPER_TMA_STORE): each consumer warp stores the 16 output
- * rows it staged itself, through the copy engine, its first lane issuing the store and
- * waiting for the previous one's read; no barrier across the consumer's 128 threads (two per
- * item otherwise). The output's tensor map then has boxes of KILN_HOPPER_STORE_ROWS rows. */
-#ifndef KILN_HOPPER_WARP_STORE
-#define KILN_HOPPER_WARP_STORE(d) 0
-#endif
-#define KILN_HOPPER_STORE_ROWS(d) (KILN_HOPPER_WARP_STORE(d) ? 16 : KILN_HOPPER_CONSUMER_ROWS)
+/* Each consumer warp storing the 16 rows it staged itself through the copy engine (its
+ * first lane issuing the store and waiting for the previous one's read: no barrier across
+ * the consumer's 128 threads, two per item here), at every head dim, measured on an H100
+ * against the defaults (bench/hopper_ab.sh at e0bfa27, wstore beside staged,
+ * bench/results/hopper-ab_wstore-skiphalf_*): -2.0 .. +1.1% per suite-2 shape (head dim 64
+ * S = 1k 405.2 against 401.3 TFLOP/s, causal 300.0 against 300.6): the output's barriers are
+ * not what an item's boundary costs. Taken out again. A store warp in the producer's
+ * warpgroup taking the consumers' staged rows instead made ptxas spill 40-90 bytes in every
+ * variant (any second path out of the producer's branch did) and was not run. */
 
 /* Nanoseconds the producer sleeps between polls of a barrier it waits on (0: it polls
  * without a pause). Polling without one, its retries were about 9% of the instructions a
@@ -229,11 +223,11 @@
 #define KILN_HOPPER_REGS_MMA(d, m, nc) ((nc) == 3 ? 160 : 240)
 #endif
 
-/* Dynamic shared memory of a block of head dim d, mask m and long flag l: the Q tiles, the
+/* Dynamic shared memory of a block of head dim d, mask m and long flag l: the Q tile, the
  * K and V rings, the output tile where it has its own, 1024 bytes of alignment slack and
  * the barriers. */
 #define KILN_HOPPER_SMEM_BYTES(d, m, l)                                                     \
-    ((KILN_HOPPER_BLOCK_Q(d, m, l) * (KILN_HOPPER_Q_BUFS(d, m, l) + KILN_HOPPER_O_OWN(d, m)) +\
+    ((KILN_HOPPER_BLOCK_Q(d, m, l) * (1 + KILN_HOPPER_O_OWN(d, m)) +                     \
       2 * KILN_HOPPER_STAGES(d, m) * KILN_HOPPER_BLOCK_K(d, m)) * (d) * 2 + 1024 + 256)
 
 #endif

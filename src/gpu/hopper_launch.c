@@ -58,12 +58,12 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
         mk = mq;
         mv = mq;
     }
-    /* The output, for the copy engine's stores of unsplit calls: each consumer's 64 rows,
-     * or each warp's 16 (split calls write fp32 partials to the workspace themselves). */
+    /* The output, for the copy engine's stores of unsplit calls: each consumer's 64 rows
+     * (split calls write fp32 partials to the workspace themselves). */
     if (KILN_HOPPER_TMA_STORE(a->head_dim) && a->num_splits <= 1)
         KILN_FORWARD(make_map(drv, &mo, bf16, a->out, a->head_dim, a->seqlen_q, a->heads_q,
                               a->batch, a->o_stride_row, a->o_stride_head, a->o_stride_batch,
-                              KILN_HOPPER_STORE_ROWS(a->head_dim)));
+                              KILN_HOPPER_CONSUMER_ROWS));
     else
         mo = mq;
     if (KILN_HOPPER_PERSISTENT(a->head_dim, (int)v->mask)) {
