@@ -30,9 +30,6 @@
 #   d256k64 head dim 256 over 64-key tiles on every target (FA2's 128 x 64 there; 204 KB of
 #           shared memory)
 #   d256st3 head dim 256 with 3 stages of 32-key tiles
-#   bal     BALANCED_ROWS 1: warp w owns m16 tiles w and 2 x warps - 1 - w of the block
-#           (head dims 32 - 128, 96 and below paged), each skipping and masking key tiles
-#           by its own rows, so a causal block's diagonal tiles split evenly over the warps
 #   pre     the kernel and its header as in $PRE_DIR (copies of another revision's
 #           kernels/attention_mma.cu and attention_mma.h, e.g. from git show, whose shape
 #           macros take the arguments this tree's host passes)
@@ -69,7 +66,6 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
     old) sed -i -E 's/^#define KILN_TQ_(ONE_BARRIER|FOLD_SCALE|HEAVY_FIRST|WARP_SKIP) 1$/#define KILN_TQ_\1 0/' "$2/$h" ;;
     st3) sed -i 's/^#define KILN_TQ_STAGES(d, p) 2$/#define KILN_TQ_STAGES(d, p) ((d) <= 128 ? 3 : 2)/' "$2/$h" ;;
     perhead) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 1$/#define KILN_TQ_HEAVY_FIRST 0/' "$2/$h" ;;
-    bal) sed -i 's/^#define KILN_TQ_BALANCED_ROWS 0$/#define KILN_TQ_BALANCED_ROWS 1/' "$2/$h" ;;
     eager) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 1$/#define KILN_TQ_LAZY_RESCALE 0/' "$2/$h" ;;
     exact) sed -i 's/^#define KILN_TQ_RESCALE_SLACK 8.0f$/#define KILN_TQ_RESCALE_SLACK 0.0f/' "$2/$h" ;;
     w8) sed -i -e 's/^#define KILN_TQ_WIDE(d, p) .*$/#define KILN_TQ_WIDE(d, p) ((d) <= 32)/' \

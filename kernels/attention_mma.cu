@@ -14,8 +14,7 @@
  * aligned, every stride a multiple of 8 elements) and the shared memory fits the device.
  *
  * Grid (ceil(rows / BQ), heads_kv, batch * num_splits); a block owns BQ = 16 * MT * warps
- * packed (query, head) rows, warp w the MT m16 tiles w * MT .. w * MT + MT - 1 (with
- * KILN_TQ_BALANCED_ROWS, tiles w and 2 * warps - 1 - w: see ROW_OF), and:
+ * packed (query, head) rows, warp w the MT m16 tiles w * MT .. w * MT + MT - 1, and:
  *   Q (128 x D) is copied to shared memory once; where the shape keeps Q in registers its
  *   A fragments are read from there once, else each k-step reads them (ldmatrix)
  *   K and V tiles of BK keys go through a ring of ST stages filled by cp.async: while tile
@@ -115,25 +114,6 @@
 #endif
 #define STAGE_OUT (KILN_TQ_STAGE_OUT && BQ <= 2 * ST * BK)
 
-/* Balanced rows (attention_mma.h's KILN_TQ_BALANCED_ROWS), where a warp has 2 m16 tiles and
- * skips what its rows do not see. Everything per row (the Q tile in shared memory, the row
- * constants, the staged output) is laid out by slot: slot x is fragment row x % 16 of m16
- * tile (x / 16) % MT of warp x / (16 * MT), as without the switch; only the packed row a
- * slot holds changes, so ROW_OF is applied once, where the rows are set up. Warp w's m16
- * tile mt is block tile mt * warps + w for even mt, mt * warps + warps - 1 - w for odd mt
- * (w and 2 * warps - 1 - w at MT = 2): the 16 rows of an m16 tile stay consecutive, so a
- * row's diagonal grows by 0 or 1 from one slot of it to the next. */
-#define BAL (KILN_TQ_BALANCED_ROWS && KILN_TQ_WARP_SKIP && MT > 1)
-#if BAL
-#define ROW_TILE(x) \
-    ((x) / 16 % MT * NW + ((x) / 16 % MT % 2 ? NW - 1 - (x) / (16 * MT) : (x) / (16 * MT)))
-#define ROW_OF(x) (ROW_TILE(x) * 16 + (x) % 16)
-#define ON(mt) on[mt]
-#else
-#define ROW_OF(x) (x)
-#define ON(mt) 1
-#endif
-
 /* A finished row, for both ways out of the kernel. kiln_row_sum: its sum over the quad
  * from this lane's part l (two xor-shuffles: every lane of the warp makes the call).
  * seen: whether the row has a visible key in the block's range (first visible key < nk),
@@ -153,7 +133,7 @@ KILN_DEV float kiln_row_lse(float sum, float m, int seen)
 }
 
 /* The mask on one m16 tile's scores s (key tile at tk, range end nk, both less lo): the
- * lane's rows are slots row and row + 8, whose diagonals less lo are in row_dr. */
+ * lane's rows are the block's rows row and row + 8, whose diagonals less lo are in row_dr. */
 KILN_DEV void kiln_mask_m16(float (*s)[4], kiln_band band, kiln_i32 tk, kiln_i32 nk,
                             const kiln_i32 *row_dr, kiln_i32 row, kiln_i32 tq)
 {
@@ -167,21 +147,6 @@ KILN_DEV void kiln_mask_m16(float (*s)[4], kiln_band band, kiln_i32 tk, kiln_i32
                 s[n][x] = kiln_neg_inf();
         }
 }
-
-#if BAL
-/* Whether an m16 tile whose first and last rows' diagonals (less lo) are d0 and d1 may see
- * a key of tk .. last: its offsets key - diagonal lie in tk - d1 .. last - d0, so none is
- * visible when that range is wholly past one end of the band. */
-KILN_DEV int kiln_tile_any(kiln_band band, kiln_i32 tk, kiln_i32 last, kiln_i32 d0, kiln_i32 d1)
-{
-#if KILN_MASK == KILN_MASK_FULL
-    (void)band, (void)tk, (void)last, (void)d0, (void)d1;
-    return 1;
-#else
-    return last - d0 >= band.lo && tk - d1 <= band.hi;
-#endif
-}
-#endif
 
 #if RING
 /* The ring's row offsets of keys lo + tk .. lo + tk + BK - 1 below lo + nk, from the KV
@@ -286,13 +251,12 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 #endif
     const kiln_i32 nk = (kiln_i32)(hi - lo); /* keys in the block's range */
 
-    /* The block's rows, spread over the threads: slot x, fragment row x % 16 of m16 tile
-     * x / 16, holds the block's row ROW_OF(x) (x without balanced rows). Rows past the end
-     * compute on the last row's data and are not stored (their dst is NULL). dr is the
-     * row's diagonal key less lo; first is its first visible key less lo (the int32
-     * maximum when it sees none in this block's range). */
+    /* The block's rows, spread over the threads: row x of the block is fragment row x % 16
+     * of m16 tile x / 16. Rows past the end compute on the last row's data and are not
+     * stored (their dst is NULL). dr is the row's diagonal key less lo; first is its first
+     * visible key less lo (the int32 maximum when it sees none in this block's range). */
     for (kiln_i32 x = tid; x < BQ; x += NT) {
-        const kiln_i64 p = p0 + ROW_OF(x);
+        const kiln_i64 p = p0 + x;
         const kiln_i64 pc = p < rows ? p : rows - 1;
         const kiln_i64 i = pc / group;
         kiln_i64 f = i + diag + band.lo, e = i + diag + band.hi + 1;
@@ -328,11 +292,9 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
      * tiles are row_at + mt * 16 + 8 * r. */
     const kiln_i32 row_at = warp * MT * 16 + g;
 
-#if !BAL
     /* The warp's first and last query (rows past the end count as the last row), to tell
      * tiles that none of its rows masks; and keys [wf, we) less lo, those some row of the
-     * warp can see (rows are in query order, and the band's ends grow with the query).
-     * (Balanced rows: each m16 tile's, from its rows' diagonals, in the key loop.) */
+     * warp can see (rows are in query order, and the band's ends grow with the query). */
     const kiln_i64 pw = p0 + warp * MT * 16;
     const kiln_i64 wi0 = (pw < rows ? pw : rows - 1) / group;
     const kiln_i64 wi1 = (pw + MT * 16 < rows ? pw + MT * 16 - 1 : rows - 1) / group;
@@ -347,7 +309,6 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
         wf = (kiln_i32)(f - lo);
         we = f < e ? (kiln_i32)(e - lo) : 0;
     }
-#endif
 #endif
 
     /* Scores live in base-2 units (natural logit * log2 e) so each weight is one exp2. */
@@ -438,19 +399,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
         kiln_cp_async_wait_n(ST - 1); /* tile t */
         kiln_sync();
 #endif
-#if BAL
-        /* Which of the warp's m16 tiles may see a key of this tile (warp-uniform), by their
-         * first and last slots' diagonals; the warp skips the tile when none does. */
-        int on[MT], any_on = 0;
-        #pragma unroll
-        for (kiln_i32 mt = 0; mt < MT; ++mt) {
-            const kiln_i32 s0 = row_at - g + mt * 16;
-            on[mt] = kiln_tile_any(band, tk, (nk - tk < BK ? nk : tk + BK) - 1, row_dr[s0],
-                                   row_dr[s0 + 15]);
-            any_on |= on[mt];
-        }
-        if (any_on) {
-#elif KILN_TQ_WARP_SKIP
+#if KILN_TQ_WARP_SKIP
         if (tk + BK > wf && tk < we) {
 #endif
 
@@ -471,8 +420,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
             kiln_u32 qa[MT][4];
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
-                if (ON(mt))
-                    kiln_ldmatrix_x4(qa[mt], kiln_sptr_add(qs, q_lane + mt * 16 * LDS + kc * 16));
+                kiln_ldmatrix_x4(qa[mt], kiln_sptr_add(qs, q_lane + mt * 16 * LDS + kc * 16));
 #define QF(mt) qa[mt]
 #endif
             #pragma unroll
@@ -481,7 +429,6 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
                 kiln_ldmatrix_x4(bf, kiln_sptr_add(ks, k_lane + n * 8 * LDS + kc * 16));
                 #pragma unroll
                 for (kiln_i32 mt = 0; mt < MT; ++mt) {
-                    if (!ON(mt)) continue;
                     kiln_mma16816(sc[mt][n], QF(mt), bf, sc[mt][n]);
                     kiln_mma16816(sc[mt][n + 1], QF(mt), bf + 2, sc[mt][n + 1]);
                 }
@@ -497,7 +444,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
                 #pragma unroll
-                for (kiln_i32 n = 0; n < NKT && ON(mt); ++n)
+                for (kiln_i32 n = 0; n < NKT; ++n)
                     #pragma unroll
                     for (kiln_i32 x = 0; x < 4; ++x)
                         sc[mt][n][x] = softcap2 * kiln_tanhf(sc[mt][n][x] * capscale);
@@ -505,7 +452,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
                 #pragma unroll
-                for (kiln_i32 n = 0; n < NKT && ON(mt); ++n)
+                for (kiln_i32 n = 0; n < NKT; ++n)
                     #pragma unroll
                     for (kiln_i32 x = 0; x < 4; ++x) sc[mt][n][x] *= scale2;
         } else {
@@ -516,7 +463,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
                 #pragma unroll
-                for (kiln_i32 n = 0; n < NKT && ON(mt); ++n)
+                for (kiln_i32 n = 0; n < NKT; ++n)
                     #pragma unroll
                     for (kiln_i32 x = 0; x < 4; ++x) {
                         const kiln_i32 row = row_at + mt * 16 + 8 * (x >> 1);
@@ -525,21 +472,12 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
                     }
         }
         /* (The test in coordinates less lo: keys tk .., the range's end nk, diagonals wd0
-         * and wd1; balanced rows: each m16 tile by its first and last slots'.) */
-#if BAL
-        #pragma unroll
-        for (kiln_i32 mt = 0; mt < MT; ++mt) {
-            const kiln_i32 s0 = row_at - g + mt * 16;
-            if (on[mt] && !kiln_tile_whole(band, tk, BK, nk, row_dr[s0], row_dr[s0 + 15], 0))
-                kiln_mask_m16(sc[mt], band, tk, nk, row_dr, row_at + mt * 16, tq);
-        }
-#else
+         * and wd1.) */
         if (!kiln_tile_whole(band, tk, BK, nk, wd0, wd1, 0)) { /* per warp: uniform */
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
                 kiln_mask_m16(sc[mt], band, tk, nk, row_dr, row_at + mt * 16, tq);
         }
-#endif
 
         /* Online softmax. A row that has seen no visible key yet (by the mask, not by its
          * max) uses 0 as its reference, so its masked scores weigh exp(-inf) = 0. */
@@ -547,13 +485,6 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
         int moved = 0; /* some seen row of this lane's changed its reference */
         #pragma unroll
         for (kiln_i32 mt = 0; mt < MT; ++mt) {
-#if BAL
-            if (!on[mt]) { /* its rows keep their state */
-                use[mt][0] = use[mt][1] = 0.0f;
-                alpha[mt][0] = alpha[mt][1] = 1.0f;
-                continue;
-            }
-#endif
             float mx[2];
             mx[0] = sc[mt][0][0];
             mx[1] = sc[mt][0][2];
@@ -587,7 +518,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
                 #pragma unroll
-                for (kiln_i32 r = 0; r < 2 && ON(mt); ++r) {
+                for (kiln_i32 r = 0; r < 2; ++r) {
                     l[mt][r] *= alpha[mt][r];
                     #pragma unroll
                     for (kiln_i32 n = 0; n < NDT; ++n) {
@@ -605,7 +536,7 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
             #pragma unroll
             for (kiln_i32 mt = 0; mt < MT; ++mt)
                 #pragma unroll
-                for (kiln_i32 hf = 0; hf < 2 && ON(mt); ++hf) {
+                for (kiln_i32 hf = 0; hf < 2; ++hf) {
                     const float *c = sc[mt][2 * kc + hf];
                     const float e0 = kiln_exp2f(c[0] * fold - use[mt][0]);
                     const float e1 = kiln_exp2f(c[1] * fold - use[mt][0]);
@@ -622,7 +553,6 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
                 kiln_ldmatrix_x4_trans(bf, kiln_sptr_add(vs, v_lane + kc * 16 * LDS + n * 8));
                 #pragma unroll
                 for (kiln_i32 mt = 0; mt < MT; ++mt) {
-                    if (!ON(mt)) continue;
                     kiln_mma16816(o[mt][n], pf[mt], bf, o[mt][n]);
                     kiln_mma16816(o[mt][n + 1], pf[mt], bf + 2, o[mt][n + 1]);
                 }

@@ -133,32 +133,15 @@
  *                every row follows its max and O is rescaled after every tile. Against 0
  *                on an H200 (ALTS="new eager", bench/results/tensor-ab_slack_*): head dim
  *                128 1.03 - 1.06x, 96 1.01x, 64 0.97 - 1.01x, 256 1.00x
- *   BALANCED_ROWS with 2 m16 tiles per warp, warp w owns the block's m16 tiles w and
- *                2 x warps - 1 - w (a light and a heavy one under a causal mask) instead
- *                of 2w and 2w + 1, and each m16 tile skips the products, the softmax and
- *                the mask of a key tile by its own rows (0: the warp's rows together;
- *                it takes WARP_SKIP 1).
- *                On a causal block's diagonal (128 rows over 64-key tiles, 4 warps) the
- *                last key tile is seen by m16 tiles 4 - 7 only: one per warp, where 0
- *                leaves warps 0 and 1 idle and 2 and 3 with two each, and the block waits
- *                at the tile's barrier for them (3 m16 tile steps per warp for the diagonal's
- *                12 m16 x 64 products instead of 4); over 32-key tiles (head dim 128) the
- *                diagonal's 4 key tiles take 6 steps instead of 8. Head dims with 1 m16
- *                tile per warp are unchanged. Measured on an H100 (bench/tensor_ab.sh,
- *                ALTS="new bal", FA2 in the same run, bench/results/tensor-ab_bal_*):
- *                causal 16-32% slower at every suite-2 shape (D64 1k 133.2 against
- *                158.0 TFLOP/s, D128 16k 207.7 against 305.6), which the one step it
- *                saves per block cannot outweigh: the per-m16-tile flags guard every
- *                product, exp and rescale of the key loop; without a mask (where the
- *                flags are constants) +0 - 3%. Hence 0. */
+ * A switch BALANCED_ROWS (with 2 m16 tiles per warp, warp w owning the block's m16 tiles w
+ * and 2 x warps - 1 - w, each skipping and masking key tiles by its own rows) measured 16-32%
+ * slower under the causal mask on an H100 (bench/results/tensor-ab_bal_*): its per-m16-tile
+ * flags guarded every product, exp and rescale of the key loop. It was taken out. */
 #define KILN_TQ_ONE_BARRIER 1
 #define KILN_TQ_FOLD_SCALE 1
 #define KILN_TQ_HEAVY_FIRST 1
 #define KILN_TQ_WARP_SKIP 1
 #define KILN_TQ_LAZY_RESCALE 1
-#ifndef KILN_TQ_BALANCED_ROWS
-#define KILN_TQ_BALANCED_ROWS 0
-#endif
 #ifndef KILN_TQ_RESCALE_SLACK
 #define KILN_TQ_RESCALE_SLACK 8.0f
 #endif

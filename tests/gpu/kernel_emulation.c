@@ -416,10 +416,9 @@ int main(int argc, char **argv)
         {"long window split",  KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 2, 64, 130, 170, 0, 0, 0, 50, 20, 0, 0, 2, 1, 0, 0, 0},
         {"causal q>k d64",     KILN_MODE_FIXED, 0, KILN_F16, 1, 2, 1, 64, 100, 30, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
         {"sk=0 d128 split",    KILN_MODE_FIXED, 0, KILN_BF16, 1, 2, 1, 128, 5, 0, 0, 0, 0, -1, -1, 0, 0, 2, 1, 0, 0, 0},
-        /* Causal and window blocks over their diagonal key tiles: with balanced rows
-         * (KILN_TQ_BALANCED_ROWS) a warp's two m16 tiles are far apart in the block and
-         * each skips and masks the key tiles by its own rows (GQA rows packed two and
-         * three a query, a partial last block, bottom-right diagonals either way). */
+        /* Causal and window blocks over their diagonal key tiles, where the warps of a
+         * block skip and mask different key tiles by their own rows (GQA rows packed two
+         * and three a query, a partial last block, bottom-right diagonals either way). */
         {"causal diag d64 gqa",KILN_MODE_FIXED, 0, KILN_BF16, 1, 6, 2, 64, 200, 200, 0, 0, 1, -1, 0, 0, 0, 1, 1, 0, 0, 0},
         {"causal diag d32 q<k",KILN_MODE_FIXED, 0, KILN_F16, 1, 3, 1, 32, 90, 260, 0, 0, 1, -1, 0, 0, 1, 1, 1, 0, 0, 0},
         {"window diag d96",    KILN_MODE_VARLEN, 0, KILN_BF16, 2, 2, 2, 96, 0, 0, dgq, dgk, 0, 40, 0, 3.0f, 0, 1, 1, 0, 0, 0},
