@@ -3,10 +3,10 @@
  * from torch tensors and numpy arrays and calls the library's entry point directly, in one
  * call from Python. It never decides anything the ctypes path would decide differently:
  * whenever an argument is not the plain case (a torch subclass, another device, an unknown
- * dtype, a read-only output, a rank kiln does not take, a context not created yet, a
- * device switch needed) it returns None before calling the library, and the ctypes path in
- * __init__.py runs the call instead, with its checks and its messages. So behaviour and
- * errors are those of the ctypes path, which stays complete where this module is not built.
+ * dtype, a read-only output, a rank kiln does not take, a context not created yet) it
+ * returns None before calling the library, and the ctypes path in __init__.py runs the call
+ * instead, with its checks and its messages. So behaviour and errors are those of the
+ * ctypes path, which stays complete where this module is not built.
  *
  * It does not link libkiln: the entry points come as addresses from the library the
  * binding loaded. Built against the limited API (3.11), so one build serves later Pythons.
