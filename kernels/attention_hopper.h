@@ -162,6 +162,14 @@
 #define KILN_HOPPER_TURN_EXP(d) ((d) == 128)
 #endif
 
+/* 1: where the consumers take turns at issuing their products (KILN_HOPPER_TURN_EXP 0), an
+ * item's first S product and its last P V product take turns as the key loop's do; 0: only
+ * the key loop's phases take turns, so at an item's boundary a consumer does not wait for
+ * the other's turn (every consumer still passes as many turns as it takes). */
+#ifndef KILN_HOPPER_EDGE_TURNS
+#define KILN_HOPPER_EDGE_TURNS 1
+#endif
+
 /* Per head dim d, 1: under the causal mask the P V product of an item's last key tile
  * leaves out the k-steps of 16 keys past the last key any of the consumer's 64 rows sees
  * (their weights are all 0): on a diagonal tile of 128 keys, the consumer of a block's first
