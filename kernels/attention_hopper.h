@@ -170,6 +170,13 @@
 #define KILN_HOPPER_EDGE_TURNS 1
 #endif
 
+/* Where the consumers take turns at issuing their products (head dim 64), an item's first S
+ * product and last P V product take turns as the key loop's do. Issuing those two without
+ * waiting for the turn (every consumer still passing as many turns as it takes) ran head dim
+ * 64 S = 1k 407.1 against 410.4 TFLOP/s, causal 300.2 against 310.4, 4k and 16k within
+ * -1.1 .. +0.9% on an H100 (bench/hopper_ab.sh at b2c3e23, edge0 beside staged,
+ * bench/results/hopper-ab_edge0_*); not taken. */
+
 /* Per head dim d, 1: under the causal mask the P V product of an item's last key tile
  * leaves out the k-steps of 16 keys past the last key any of the consumer's 64 rows sees
  * (their weights are all 0): on a diagonal tile of 128 keys, the consumer of a block's first
