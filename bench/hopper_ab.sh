@@ -46,8 +46,6 @@
 #                 default leaves out the 16-key steps none of a consumer's rows sees)
 #        tstore64 KILN_HOPPER_TMA_STORE(d) 1: the copy engine's store per consumer at head
 #                 dim 64 too
-#        edge0    KILN_HOPPER_EDGE_TURNS 0: an item's first S and last P V products issued
-#                 without waiting for the consumer's turn (the key loop's still take turns)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -95,7 +93,6 @@ all_opts=(
   "c3cdn|#define KILN_HOPPER_PINGPONG (NC == 2 || KILN_MASK != 1)"
   "skip0|#define KILN_HOPPER_SKIP_PV(d) 0"
   "tstore64|#define KILN_HOPPER_TMA_STORE(d) 1"
-  "edge0|#define KILN_HOPPER_EDGE_TURNS 0"
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"

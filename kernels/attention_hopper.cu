@@ -136,15 +136,6 @@
 #define HP_EXP_TURN_WAIT() ((void)0)
 #define HP_EXP_TURN_PASS() ((void)0)
 #endif
-/* The item's first S product and last P V product take turns too (KILN_HOPPER_EDGE_TURNS,
- * attention_hopper.h), or only the key loop's phases do. */
-#if KILN_HOPPER_EDGE_TURNS
-#define HP_EDGE_TURN_WAIT() HP_MMA_TURN_WAIT()
-#define HP_EDGE_TURN_PASS() HP_MMA_TURN_PASS()
-#else
-#define HP_EDGE_TURN_WAIT() ((void)0)
-#define HP_EDGE_TURN_PASS() ((void)0)
-#endif
 /* Output of a block through shared memory and 16-byte stores over whole rows (1), or
  * straight from the accumulators, 4 bytes per thread (0): the causal three-consumer variant
  * has no registers to spare for the staging (attention_hopper.h, KILN_HOPPER_LONG_COVERS). */
@@ -702,10 +693,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #endif
             kiln_mbar_wait(&bars[BAR_Q], (kiln_u32)qn & 1u);
             kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
-            HP_EDGE_TURN_WAIT();
+            HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
             hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
-            HP_EDGE_TURN_PASS();
+            HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
@@ -753,11 +744,11 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             kiln_mbar_wait(&bars[BAR_VFULL(st)], ph);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-            HP_EDGE_TURN_WAIT();
+            HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
             hp_issue_pv_last(o, pf, kiln_wg_desc_add(vd, st * TILE_K),
                              vend - (lo + (ntiles - 1) * BN));
-            HP_EDGE_TURN_PASS();
+            HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);

@@ -162,14 +162,6 @@
 #define KILN_HOPPER_TURN_EXP(d) ((d) == 128)
 #endif
 
-/* 1: where the consumers take turns at issuing their products (KILN_HOPPER_TURN_EXP 0), an
- * item's first S product and its last P V product take turns as the key loop's do; 0: only
- * the key loop's phases take turns, so at an item's boundary a consumer does not wait for
- * the other's turn (every consumer still passes as many turns as it takes). */
-#ifndef KILN_HOPPER_EDGE_TURNS
-#define KILN_HOPPER_EDGE_TURNS 1
-#endif
-
 /* Where the consumers take turns at issuing their products (head dim 64), an item's first S
  * product and last P V product take turns as the key loop's do. Issuing those two without
  * waiting for the turn (every consumer still passing as many turns as it takes) ran head dim
