@@ -32,22 +32,27 @@ static PyObject *torch_tensor, *numpy_array, *torch_codes, *contexts, *current_s
 static PyObject *s_dtype, *s_shape, *s_stride, *s_data_ptr, *s_device, *s_type, *s_index,
     *s_cuda, *s_cpu;
 /* The torch.device of the last call's first argument and where it is (a CUDA device index or
- * TORCH_CPU): one comparison of a tensor's device with it replaces reading its type and
- * index. */
+ * TORCH_CPU): one comparison of the first argument's device with it replaces reading its
+ * type and index. Read and written by place() alone, under the GIL. */
 static PyObject *last_device;
 static long last_where;
 
 enum { HANDLED = 1, NOT_HANDLED = 0, FAILED = -1 };
 
+/* What a call holds until it returns: numpy buffers, and the first torch argument's device,
+ * which every other argument's device is compared with (the call's own reference: a
+ * collection run by an allocation may let another thread's call change last_device). */
 typedef struct held {
     Py_buffer buf[8];
     int n;
+    PyObject *device;
 } held;
 
 static void release(held *h)
 {
     for (int i = 0; i < h->n; i++) PyBuffer_Release(&h->buf[i]);
     h->n = 0;
+    Py_CLEAR(h->device);
 }
 
 static long long attr_ll(PyObject *x, PyObject *name, int call)
@@ -72,9 +77,9 @@ static int fill_dims(kiln_tensor *t, PyObject *shape, PyObject *stride)
     return PyErr_Occurred() ? FAILED : HANDLED;
 }
 
-/* A torch tensor where the call's first argument is (place() has just made last_device
- * that argument's device); placed: x is that argument. */
-static int torch_view(PyObject *x, int placed, kiln_tensor *t)
+/* A torch tensor on the device of the call's first argument (held by place() in h->device);
+ * placed: x is that argument. */
+static int torch_view(PyObject *x, int placed, kiln_tensor *t, const held *h)
 {
     PyObject *dtype, *code, *shape = NULL, *stride = NULL;
     int ok;
@@ -87,7 +92,7 @@ static int torch_view(PyObject *x, int placed, kiln_tensor *t)
     if (!placed) {
         PyObject *dev = PyObject_GetAttr(x, s_device);
         if (!dev) return FAILED;
-        ok = PyObject_RichCompareBool(dev, last_device, Py_EQ);
+        ok = h->device ? PyObject_RichCompareBool(dev, h->device, Py_EQ) : 0;
         Py_DECREF(dev);
         if (ok != 1) return ok < 0 ? FAILED : NOT_HANDLED;
     }
@@ -144,7 +149,7 @@ static int view_placed(PyObject *x, long device, int writable, int placed, kiln_
     if (device == NUMPY)
         return Py_TYPE(x) == (PyTypeObject *)numpy_array ? numpy_view(x, writable, t, h)
                                                         : NOT_HANDLED;
-    if (Py_TYPE(x) == (PyTypeObject *)torch_tensor) return torch_view(x, placed, t);
+    if (Py_TYPE(x) == (PyTypeObject *)torch_tensor) return torch_view(x, placed, t, h);
     return NOT_HANDLED;
 }
 
@@ -181,31 +186,32 @@ static int where_of(PyObject *dev, long *where)
  * made yet is left to the ctypes path. The first argument's device is checked here, and not
  * again by its view. The library makes its context current for the call and restores the
  * caller's, so a tensor on another device than torch's current one needs no switch here. */
-static int place(PyObject *first, long *device, void **ctx, void **stream)
+static int place(PyObject *first, long *device, void **ctx, void **stream, held *h)
 {
     PyObject *key, *c;
     *device = TORCH_CPU;
     *stream = NULL;
     if (torch_tensor != Py_None && Py_TYPE(first) == (PyTypeObject *)torch_tensor) {
         PyObject *dev = PyObject_GetAttr(first, s_device);
+        long where = 0;
         int same;
         if (!dev) return FAILED;
         same = last_device ? PyObject_RichCompareBool(dev, last_device, Py_EQ) : 0;
+        if (same == 1) where = last_where;
         if (same == 0) {
-            long where;
             int r = where_of(dev, &where);
             if (r != HANDLED) {
                 Py_DECREF(dev);
                 return r;
             }
+            Py_INCREF(dev);
             Py_XDECREF(last_device);
-            last_device = dev; /* the reference taken above */
+            last_device = dev;
             last_where = where;
-        } else {
-            Py_DECREF(dev);
-            if (same < 0) return FAILED;
         }
-        *device = last_where;
+        h->device = dev; /* the call's reference, released with h */
+        if (same < 0) return FAILED;
+        *device = where;
         if (*device >= 0) {
             PyObject *r, *idx_obj;
             if (current_stream == Py_None) return NOT_HANDLED;
@@ -290,7 +296,7 @@ static PyObject *attention(PyObject *self, PyObject *const *a, Py_ssize_t n)
 {
     kiln_tensor t[4];
     kiln_attention_params p;
-    held h = {.n = 0};
+    held h = {.n = 0, .device = NULL};
     long device;
     void *ctx, *stream, *fn;
     int use = 0;
@@ -299,7 +305,7 @@ static PyObject *attention(PyObject *self, PyObject *const *a, Py_ssize_t n)
     if (n != 10) return PyErr_Format(PyExc_TypeError, "attention takes 10 arguments");
     fn = address(a[0]);
     if (!fn) return NULL;
-    TRY(place(a[1], &device, &ctx, &stream));
+    TRY(place(a[1], &device, &ctx, &stream, &h));
     TRY(view_placed(a[1], device, 0, 1, &t[0], &h));
     TRY(view(a[2], device, 0, &t[1], &h));
     TRY(view(a[3], device, 0, &t[2], &h));
@@ -325,7 +331,7 @@ typedef kiln_status (*paged_fn)(kiln_context *, const kiln_tensor *, const kiln_
 static int indexed_views(PyObject *const *a, long *device, void **ctx, void **stream,
                          kiln_tensor *t, held *h)
 {
-    int r = place(a[0], device, ctx, stream);
+    int r = place(a[0], device, ctx, stream, h);
     for (int i = 0; i < 5 && r == HANDLED; i++)
         r = i < 3 ? view_placed(a[i], *device, 0, i == 0, &t[i], h)
                   : index_view(a[i], *device, &t[i], h);
@@ -338,7 +344,7 @@ static PyObject *attention_varlen(PyObject *self, PyObject *const *a, Py_ssize_t
 {
     kiln_tensor t[6];
     kiln_attention_params p;
-    held h = {.n = 0};
+    held h = {.n = 0, .device = NULL};
     long device;
     void *ctx, *stream, *fn;
     int use = 0;
@@ -370,7 +376,7 @@ static PyObject *attention_paged(PyObject *self, PyObject *const *a, Py_ssize_t 
 {
     kiln_tensor t[7];
     kiln_attention_params p;
-    held h = {.n = 0};
+    held h = {.n = 0, .device = NULL};
     long device;
     void *ctx, *stream, *fn;
     int use = 0;
@@ -400,7 +406,7 @@ static PyObject *attention_paged(PyObject *self, PyObject *const *a, Py_ssize_t 
 static PyObject *act_and_mul(PyObject *self, PyObject *const *a, Py_ssize_t n)
 {
     kiln_tensor t[2];
-    held h = {.n = 0};
+    held h = {.n = 0, .device = NULL};
     long device, act;
     void *ctx, *stream, *fn;
     kiln_status st;
@@ -409,7 +415,7 @@ static PyObject *act_and_mul(PyObject *self, PyObject *const *a, Py_ssize_t n)
     fn = address(a[0]);
     act = PyLong_AsLong(a[1]);
     if (!fn || PyErr_Occurred()) return NULL;
-    TRY(place(a[2], &device, &ctx, &stream));
+    TRY(place(a[2], &device, &ctx, &stream, &h));
     TRY(view_placed(a[2], device, 0, 1, &t[0], &h));
     TRY(view(a[3], device, 1, &t[1], &h));
     Py_BEGIN_ALLOW_THREADS
