@@ -243,16 +243,10 @@ class Call:
         return torch.cuda.current_stream(self.device).cuda_stream or None
 
     def invoke(self, fn, *args):
-        """fn(context, *args) -> status, run with the tensors' device current, so that a call
-        on another GPU than torch's current one leaves torch's current device as it was."""
+        """fn(context, *args) -> status. A call on another GPU than torch's current one needs
+        no device switch here: the library makes its context current for the call and
+        restores the caller's (as the fast path, kiln/_ext, relies on too)."""
         ctx = _contexts.get((self.backend, self.device_index)) or self.context
-        if self.backend != _lib.BACKEND_CPU:
-            torch = self.torch
-            get = getattr(torch._C, "_cuda_getDevice", None)
-            current = get() if get is not None else torch.cuda.current_device()
-            if current != self.device_index:
-                with torch.cuda.device(self.device_index):
-                    return fn(ctx, *args)
         return fn(ctx, *args)
 
     def view(self, x, role, writable=False, offset=None):

@@ -55,9 +55,10 @@ static void release(held *h)
     Py_CLEAR(h->device);
 }
 
-static long long attr_ll(PyObject *x, PyObject *name, int call)
+/* x.name() as a long long; -2 with the exception set when the call fails. */
+static long long call_ll(PyObject *x, PyObject *name)
 {
-    PyObject *v = call ? PyObject_CallMethodObjArgs(x, name, NULL) : PyObject_GetAttr(x, name);
+    PyObject *v = PyObject_CallMethodObjArgs(x, name, NULL);
     long long r;
     if (!v) return -2;
     r = PyLong_AsLongLong(v);
@@ -97,7 +98,7 @@ static int torch_view(PyObject *x, int placed, kiln_tensor *t, const held *h)
         if (ok != 1) return ok < 0 ? FAILED : NOT_HANDLED;
     }
     t->dtype = (kiln_dtype)PyLong_AsLong(code);
-    v = attr_ll(x, s_data_ptr, 1);
+    v = call_ll(x, s_data_ptr);
     if (PyErr_Occurred()) return FAILED;
     t->data = (void *)(uintptr_t)v;
     shape = PyObject_GetAttr(x, s_shape);
