@@ -64,6 +64,35 @@ def main():
         k = sum(ops.values())
         mix = " ".join(f"{o}:{c}" for o, c in ops.most_common(6))
         print(f"      {n:10.6g} x {k:5d} = {n * k / total:6.1%}   {mix}")
+    stalls(rows, col, exe)
+
+
+def stalls(rows, col, exe):
+    """Stall samples by reason, over the kernel and per execution-count class."""
+    names = [h for h in col if h.startswith("stall_") and "Not Issued" not in h]
+    if not names:
+        return
+    tot, per = Counter(), {}
+    for r in rows[1:]:
+        if len(r) <= max(col[h] for h in names):
+            continue
+        try:
+            n = float(r[exe].replace(",", "") or 0)
+            v = {h: int(r[col[h]].replace(",", "") or 0) for h in names}
+        except ValueError:
+            continue
+        tot.update(v)
+        per.setdefault(n, Counter()).update(v)
+    t = sum(tot.values())
+    if not t:
+        return
+    top = ", ".join(f"{h[6:]} {c / t:.1%}" for h, c in tot.most_common(8))
+    print(f"    stall samples: {t}; {top}")
+    print("    stall samples by execution count (share of all; commonest reasons):")
+    for n, c in sorted(per.items(), key=lambda kv: -sum(kv[1].values()))[:6]:
+        k = sum(c.values())
+        mix = ", ".join(f"{h[6:]} {v / t:.1%}" for h, v in c.most_common(4))
+        print(f"      {n:10.6g}: {k / t:6.1%}   {mix}")
 
 
 if __name__ == "__main__":

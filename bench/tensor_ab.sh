@@ -13,8 +13,8 @@
 #   old     ONE_BARRIER, FOLD_SCALE, HEAVY_FIRST and WARP_SKIP all 0: the schedule before
 #           those switches existed
 #   st3     3 cp.async stages (K / V tiles in flight) up to head dim 128
-#   perhead HEAVY_FIRST 0: causal blocks last first within each head (K / V of one head
-#           shared in L2 by the blocks running together), the rest as new
+#   heavy   HEAVY_FIRST 1: causal blocks by query block slowest, last first, across every
+#           head and batch (the default before 2026-12-06; perhead was its alternative)
 #   eager   LAZY_RESCALE 0: every row's reference follows its max, O rescaled after
 #           every tile
 #   exact   KILN_TQ_RESCALE_SLACK 0: O rescaled after a tile where some row's max moved
@@ -42,7 +42,7 @@ work=/tmp/kiln-tab
 logs=$work/logs
 rm -rf "$work"
 mkdir -p "$out" "$logs"
-alts=${ALTS:-new d64k32 d128w8 w8 perhead st3 old eager}
+alts=${ALTS:-new d64k32 d128w8 w8 heavy st3 old eager}
 steps=${STEPS:-ctest bench}
 jobs=$(nproc 2>/dev/null || echo 4)
 [ "$jobs" -gt 16 ] && jobs=16
@@ -65,7 +65,7 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
     new) ;;
     old) sed -i -E 's/^#define KILN_TQ_(ONE_BARRIER|FOLD_SCALE|HEAVY_FIRST|WARP_SKIP) 1$/#define KILN_TQ_\1 0/' "$2/$h" ;;
     st3) sed -i 's/^#define KILN_TQ_STAGES(d, p) 2$/#define KILN_TQ_STAGES(d, p) ((d) <= 128 ? 3 : 2)/' "$2/$h" ;;
-    perhead) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 1$/#define KILN_TQ_HEAVY_FIRST 0/' "$2/$h" ;;
+    heavy) sed -i 's/^#define KILN_TQ_HEAVY_FIRST 0$/#define KILN_TQ_HEAVY_FIRST 1/' "$2/$h" ;;
     eager) sed -i 's/^#define KILN_TQ_LAZY_RESCALE 1$/#define KILN_TQ_LAZY_RESCALE 0/' "$2/$h" ;;
     exact) sed -i 's/^#define KILN_TQ_RESCALE_SLACK 8.0f$/#define KILN_TQ_RESCALE_SLACK 0.0f/' "$2/$h" ;;
     w8) sed -i -e 's/^#define KILN_TQ_WIDE(d, p) .*$/#define KILN_TQ_WIDE(d, p) ((d) <= 32)/' \

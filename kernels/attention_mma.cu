@@ -170,6 +170,8 @@ KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
                               const kiln_elem *v, const kiln_attn_args *a, kiln_i64 (*rows)[2],
                               kiln_i32 tk, kiln_i32 nk, kiln_i32 hd)
 {
+#if RING
+    (void)a;
     #pragma unroll
     for (kiln_i32 x = 0; x < (BK * (D / 8) + NT - 1) / NT; ++x) {
         /* (the fresh index keeps the per-thread row offsets out of the registers the key
@@ -178,17 +180,38 @@ KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
         if ((BK * (D / 8)) % NT && e >= BK * (D / 8)) break;
         const kiln_i32 jj = e / (D / 8), c = (e % (D / 8)) * 8;
         const int valid = tk + jj < nk && c < hd;
-#if RING
-        (void)a;
         const kiln_elem *kr = k + rows[jj][0] + c, *vr = v + rows[jj][1] + c;
-#else
-        (void)rows;
-        const kiln_elem *kr = k + (kiln_i64)(tk + jj) * a->k_stride_row + c;
-        const kiln_elem *vr = v + (kiln_i64)(tk + jj) * a->v_stride_row + c;
-#endif
         kiln_cp_async16(kiln_sptr_add(ks, jj * LDS + c), valid ? kr : k, valid);
         kiln_cp_async16(kiln_sptr_add(vs, jj * LDS + c), valid ? vr : v, valid);
     }
+#else
+    /* Thread t0 copies the 16-byte column c of rows j0, j0 + R, j0 + 2R, ... (R rows a
+     * pass; where D / 8 does not divide the threads, the last NT % (D / 8) sit out): one
+     * address computation per tile, then constant steps. Against the address of each
+     * copy worked out from its element index (bench/tensor_ab.sh, aff, on an H100,
+     * bench/results/tensor-ab_aff_*): suite 2 1.00 - 1.08x, head dim 64 S = 4k 1.08x,
+     * 256 1.05 - 1.07x; Nsight Compute had put 149 instructions a tile (a fifth of the key
+     * loop's) at head dim 64 in those copies. (The fresh index keeps the per-thread
+     * offsets out of the registers the key loop holds.) */
+    (void)rows;
+    const kiln_i32 C = D / 8, R = NT / C;
+    const kiln_i32 t0 = kiln_thread_x_fresh();
+    if (NT % C && t0 >= R * C) return;
+    const kiln_i32 j0 = t0 / C, c = (t0 % C) * 8;
+    const kiln_i64 ksr = a->k_stride_row, vsr = a->v_stride_row;
+    const kiln_elem *kr = k + (kiln_i64)(tk + j0) * ksr + c;
+    const kiln_elem *vr = v + (kiln_i64)(tk + j0) * vsr + c;
+    const kiln_sptr kd = kiln_sptr_add(ks, j0 * LDS + c), vd = kiln_sptr_add(vs, j0 * LDS + c);
+    const int cok = c < hd;
+    #pragma unroll
+    for (kiln_i32 x = 0; x < (BK + R - 1) / R; ++x) {
+        const kiln_i32 jj = j0 + x * R;
+        if (BK % R && jj >= BK) break;
+        const int valid = cok && tk + jj < nk;
+        kiln_cp_async16(kiln_sptr_add(kd, x * R * LDS), valid ? kr + x * R * ksr : k, valid);
+        kiln_cp_async16(kiln_sptr_add(vd, x * R * LDS), valid ? vr + x * R * vsr : v, valid);
+    }
+#endif
 }
 
 /* The blocks per SM are given even when 1: without them ptxas may cap the registers for

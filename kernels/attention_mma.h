@@ -120,7 +120,13 @@
  *                row max is scaled once and each weight is exp2 of one FFMA
  *   HEAVY_FIRST  under a mask that makes later query blocks heavier, the block order
  *                runs over the query blocks slowest, last first, across every head and
- *                batch (0: last first within each head)
+ *                batch; 0: last first within each head, so the blocks running at once
+ *                share their heads' K and V in L2. Against 1 on an H100 (ALTS="new perhead",
+ *                bench/results/tensor-ab_order_*), causal: head dim 64 S = 4k 1.13x, 16k
+ *                1.07x, 1k 1.02x; 96 1.10x; 128 1.07x / 1.08x / 1.03x at 1k / 4k / 16k;
+ *                256 0.98x. Nsight Compute at head dim 64, S = 1k causal with 1: 38% L2
+ *                hits and 1.7 TB/s from DRAM, against 84% and 0.5 TB/s without the mask
+ *                (bench/results/ncu_tensor-d64-s1k_*)
  *   WARP_SKIP    a warp whose rows see no key of a tile (a causal block's last tiles)
  *                skips its products and softmax for that tile
  *   LAZY_RESCALE each row's reference (the running max its weights are taken against,
@@ -133,13 +139,17 @@
  *                every row follows its max and O is rescaled after every tile. Against 0
  *                on an H200 (ALTS="new eager", bench/results/tensor-ab_slack_*): head dim
  *                128 1.03 - 1.06x, 96 1.01x, 64 0.97 - 1.01x, 256 1.00x
- * A switch BALANCED_ROWS (with 2 m16 tiles per warp, warp w owning the block's m16 tiles w
+ * A switch INTERLEAVE (warp w owning the block's m16 tiles w and w + warps, so that under a
+ * causal mask no warp waits at the barriers through the block's last key tile while others
+ * finish it) measured within noise of the defaults on an H100 (-3.4 .. +2.9% per suite-2
+ * shape, alone and with the affine copies; bench/results/tensor-ab_aff_*) and was taken
+ * out. A switch BALANCED_ROWS (with 2 m16 tiles per warp, warp w owning the block's m16 tiles w
  * and 2 x warps - 1 - w, each skipping and masking key tiles by its own rows) measured 16-32%
  * slower under the causal mask on an H100 (bench/results/tensor-ab_bal_*): its per-m16-tile
  * flags guarded every product, exp and rescale of the key loop. It was taken out. */
 #define KILN_TQ_ONE_BARRIER 1
 #define KILN_TQ_FOLD_SCALE 1
-#define KILN_TQ_HEAVY_FIRST 1
+#define KILN_TQ_HEAVY_FIRST 0
 #define KILN_TQ_WARP_SKIP 1
 #define KILN_TQ_LAZY_RESCALE 1
 #ifndef KILN_TQ_RESCALE_SLACK
