@@ -26,6 +26,7 @@
 #   k64     head dims 32 - 192 over 64-key tiles (4 warps x 2 m16 tiles at 80 - 128, as FA2's
 #           128 x 64 at head dim 128), 256 over 32
 #   d64k128 head dim 64 over 128-key tiles (FA2's 128 x 128 there)
+#   d128k64 head dim 128 (not paged) over 64-key tiles, 4 warps x 2 m16 tiles
 #   k48     head dims 80 and 96 over 48-key tiles on every target, paged too
 #   d256k64 head dim 256 over 64-key tiles on every target (FA2's 128 x 64 there; 204 KB of
 #           shared memory)
@@ -75,6 +76,7 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
     d128w8) sed -i 's/^#define KILN_TQ_WIDE(d, p) .*$/#define KILN_TQ_WIDE(d, p) ((d) <= 96)/' "$2/$h" ;;
     k64) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) .*$/#define KILN_TQ_BLOCK_K(d, p) ((d) <= 192 ? 64 : 32)/' "$2/$h" ;;
     d64k128) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 64 ? 128 : \1)/' "$2/$h" ;;
+    d128k64) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 128 \&\& !((p) \& KILN_TQ_PAGED) ? 64 : \1)/' "$2/$h" ;;
     k48) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 80 || (d) == 96 ? 48 : \1)/' "$2/$h" ;;
     d256k64) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 256 ? 64 : \1)/' "$2/$h" ;;
     d256st3) sed -i -e 's/^#define KILN_TQ_STAGES(d, p) 2$/#define KILN_TQ_STAGES(d, p) ((d) == 256 ? 3 : 2)/' \
@@ -98,8 +100,9 @@ for alt in $alts; do
   mkdir -p "$src"
   cp -r CMakeLists.txt CMakePresets.json cmake include src kernels tools tests bench python "$src"/
   edit "$alt" "$src" || continue
-  if diff -u "$h" "$src/$h" > "$logs/diff_$alt.txt"; then
-    stamp "$alt: its edit of $h matched nothing, not built"
+  if diff -u "$h" "$src/$h" > "$logs/diff_$alt.txt" &&
+     diff -u kernels/attention_mma.cu "$src/kernels/attention_mma.cu" >> "$logs/diff_$alt.txt"; then
+    stamp "$alt: its edit of $h (or pre's kernel) matched nothing, not built"
     continue
   fi
   { cmake -S "$src" -B "$work/build_$alt" -DCMAKE_BUILD_TYPE=Release &&

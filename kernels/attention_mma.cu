@@ -133,18 +133,33 @@ KILN_DEV float kiln_row_lse(float sum, float m, int seen)
 }
 
 /* The mask on one m16 tile's scores s (key tile at tk, range end nk, both less lo): the
- * lane's rows are the block's rows row and row + 8, whose diagonals less lo are in row_dr. */
+ * lane's rows are the block's rows row and row + 8, whose diagonals less lo are in row_dr.
+ * Each row's visible columns of the tile are one interval, worked out once (64-bit sums,
+ * clamped to the tile: a band side may be the int32 extreme); then each score is two
+ * compares against constants and a select. Written as a test per score that read the
+ * row's diagonal from shared memory behind a short-circuit, it compiled to branches around
+ * every score: 652 instructions a warp and 14% of the stall samples of head dim 64, S = 1k
+ * causal (Nsight Compute, bench/results/ncu_tensor-d64-s1k_*). */
 KILN_DEV void kiln_mask_m16(float (*s)[4], kiln_band band, kiln_i32 tk, kiln_i32 nk,
                             const kiln_i32 *row_dr, kiln_i32 row, kiln_i32 tq)
 {
     const kiln_i32 lim = nk - tk < BK ? nk - tk : BK;
+    kiln_i32 vlo[2], vhi[2]; /* columns [vlo, vhi) of the tile, less this lane's 2 tq */
+    #pragma unroll
+    for (kiln_i32 r = 0; r < 2; ++r) {
+        const kiln_i64 d = (kiln_i64)row_dr[row + 8 * r] - tk;
+        kiln_i64 f = d + band.lo, e = d + band.hi + 1;
+        f = f < 0 ? 0 : f > BK ? BK : f;
+        e = e < 0 ? 0 : e > lim ? lim : e;
+        vlo[r] = (kiln_i32)f - 2 * tq;
+        vhi[r] = (kiln_i32)e - 2 * tq;
+    }
     #pragma unroll
     for (kiln_i32 n = 0; n < NKT; ++n)
         #pragma unroll
         for (kiln_i32 x = 0; x < 4; ++x) {
-            const kiln_i32 jj = n * 8 + 2 * tq + (x & 1);
-            if (!(jj < lim && kiln_key_visible(band, jj - (row_dr[row + 8 * (x >> 1)] - tk))))
-                s[n][x] = kiln_neg_inf();
+            const kiln_i32 jc = n * 8 + (x & 1), r = x >> 1;
+            s[n][x] = jc >= vlo[r] && jc < vhi[r] ? s[n][x] : kiln_neg_inf();
         }
 }
 
@@ -170,48 +185,42 @@ KILN_DEV void kiln_tile_issue(kiln_sptr ks, kiln_sptr vs, const kiln_elem *k,
                               const kiln_elem *v, const kiln_attn_args *a, kiln_i64 (*rows)[2],
                               kiln_i32 tk, kiln_i32 nk, kiln_i32 hd)
 {
-#if RING
-    (void)a;
-    #pragma unroll
-    for (kiln_i32 x = 0; x < (BK * (D / 8) + NT - 1) / NT; ++x) {
-        /* (the fresh index keeps the per-thread row offsets out of the registers the key
-         * loop holds) */
-        const kiln_i32 e = kiln_thread_x_fresh() + x * NT;
-        if ((BK * (D / 8)) % NT && e >= BK * (D / 8)) break;
-        const kiln_i32 jj = e / (D / 8), c = (e % (D / 8)) * 8;
-        const int valid = tk + jj < nk && c < hd;
-        const kiln_elem *kr = k + rows[jj][0] + c, *vr = v + rows[jj][1] + c;
-        kiln_cp_async16(kiln_sptr_add(ks, jj * LDS + c), valid ? kr : k, valid);
-        kiln_cp_async16(kiln_sptr_add(vs, jj * LDS + c), valid ? vr : v, valid);
-    }
-#else
     /* Thread t0 copies the 16-byte column c of rows j0, j0 + R, j0 + 2R, ... (R rows a
-     * pass; where D / 8 does not divide the threads, the last NT % (D / 8) sit out): one
-     * address computation per tile, then constant steps. Against the address of each
-     * copy worked out from its element index (bench/tensor_ab.sh, aff, on an H100,
-     * bench/results/tensor-ab_aff_*): suite 2 1.00 - 1.08x, head dim 64 S = 4k 1.08x,
-     * 256 1.05 - 1.07x; Nsight Compute had put 149 instructions a tile (a fifth of the key
-     * loop's) at head dim 64 in those copies. (The fresh index keeps the per-thread
-     * offsets out of the registers the key loop holds.) */
-    (void)rows;
+     * pass; where D / 8 does not divide the threads, the last NT % (D / 8) sit out): its
+     * row and column worked out once per tile, then constant steps (affine rows: one
+     * address computation per tile). Against the address of each copy worked out from its
+     * element index (bench/tensor_ab.sh, aff, on an H100, bench/results/tensor-ab_aff_*):
+     * suite 2 1.00 - 1.08x, head dim 64 S = 4k 1.08x, 256 1.05 - 1.07x; Nsight Compute had
+     * put 149 instructions a tile (a fifth of the key loop's) at head dim 64 in those
+     * copies. (The fresh index keeps the per-thread offsets out of the registers the key
+     * loop holds.) */
     const kiln_i32 C = D / 8, R = NT / C;
     const kiln_i32 t0 = kiln_thread_x_fresh();
     if (NT % C && t0 >= R * C) return;
     const kiln_i32 j0 = t0 / C, c = (t0 % C) * 8;
+    const kiln_sptr kd = kiln_sptr_add(ks, j0 * LDS + c), vd = kiln_sptr_add(vs, j0 * LDS + c);
+    const int cok = c < hd;
+#if RING
+    (void)a;
+#else
+    (void)rows;
     const kiln_i64 ksr = a->k_stride_row, vsr = a->v_stride_row;
     const kiln_elem *kr = k + (kiln_i64)(tk + j0) * ksr + c;
     const kiln_elem *vr = v + (kiln_i64)(tk + j0) * vsr + c;
-    const kiln_sptr kd = kiln_sptr_add(ks, j0 * LDS + c), vd = kiln_sptr_add(vs, j0 * LDS + c);
-    const int cok = c < hd;
+#endif
     #pragma unroll
     for (kiln_i32 x = 0; x < (BK + R - 1) / R; ++x) {
         const kiln_i32 jj = j0 + x * R;
         if (BK % R && jj >= BK) break;
         const int valid = cok && tk + jj < nk;
-        kiln_cp_async16(kiln_sptr_add(kd, x * R * LDS), valid ? kr + x * R * ksr : k, valid);
-        kiln_cp_async16(kiln_sptr_add(vd, x * R * LDS), valid ? vr + x * R * vsr : v, valid);
-    }
+#if RING
+        const kiln_elem *kx = k + rows[jj][0] + c, *vx = v + rows[jj][1] + c;
+#else
+        const kiln_elem *kx = kr + x * R * ksr, *vx = vr + x * R * vsr;
 #endif
+        kiln_cp_async16(kiln_sptr_add(kd, x * R * LDS), valid ? kx : k, valid);
+        kiln_cp_async16(kiln_sptr_add(vd, x * R * LDS), valid ? vx : v, valid);
+    }
 }
 
 /* The blocks per SM are given even when 1: without them ptxas may cap the registers for
