@@ -5,14 +5,14 @@
  *
  *   head dim   warps  m16 tiles  keys per  stages  Q fragments   registers (sm_90)
  *                     per warp   tile
- *   32         4      2          64        2       registers     217 - 234
- *   64         4      2          64        2       shared memory 242 - 254
- *   80         4      2          48        2       shared memory 248 - 255
- *   96         4      2          48 (a)    2       shared memory 229 - 255
- *   128        4      2          32        2       shared memory 245 - 255
- *   128 paged  8      1          64        2       registers     196 - 207
- *   160, 192   8      1          64        2       shared memory 196 - 230
- *   256        8      1          32 (a)    2       shared memory 243 - 255
+ *   32         4      2          64        2       registers     216 - 239
+ *   64         4      2          64        2       shared memory 234 - 246
+ *   80         4      2          48        2       shared memory 219 - 234
+ *   96         4      2          48 (a)    2       shared memory 209 - 255
+ *   128        4      2          32        2       shared memory 243 - 252
+ *   128 paged  8      1          64        2       registers     209 - 215
+ *   160, 192   8      1          64        2       shared memory 198 - 232
+ *   256        8      1          32 (a)    2       shared memory 240 - 252
  * (a) on sm_90 (KILN_TQ_LONG below) 64 keys, except head dim 96 paged: 32 keys everywhere.
  *
  * Two m16 tiles per warp read each K / V fragment from shared memory once for both (half
@@ -38,9 +38,13 @@
  * each row's Q offset is computed once into shared memory instead of a division per
  * 16-byte copy. In one A/B against the kernel before (bench/tensor_ab.sh, ALTS="new pre",
  * bench/results/tensor-ab_stageout-*): S = 1k 1.09-1.17x, S = 4k 1.01-1.05x, 16k 1.01-1.02x.
- * D = 128 over 64-key tiles still spills 48 - 96 bytes, D = 96 over 64 28 - 44 on sm_80 - 89
- * (and 8 - 32 paged on sm_90), D = 64 over 128 48 - 56; D = 160 and up cannot take 2 m16
- * tiles (O alone is 160 - 256 registers).
+ * D = 128 over 64-key tiles spilled 48 - 96 bytes and D = 64 over 128 48 - 56 before the
+ * copies took one address computation per tile (kiln_tile_issue); with it both spill 16 - 32
+ * bytes on sm_80 - 90 (none for D = 64 without a mask on sm_90) and measured 0.95 - 1.01x of
+ * the defaults on an H100 (bench/results/tensor-ab_tiles2_*). D = 96 over 64 spills 28 - 44
+ * on sm_80 - 89 (and 8 - 32 paged on sm_90); D = 160 and up cannot take 2 m16 tiles (O
+ * alone is 160 - 256 registers). The registers above are the compile matrix's (sm_90,
+ * every dtype, mask and mode, 2026-12-06).
  *
  * Longer key tiles at D = 80, 96 and 256 (bench/tensor_ab.sh, ALTS="new k64 k48 d256k64
  * d256st3", 2026-12-04, bench/results/tensor-ab_tiles_summary-*; TFLOP/s of the shapes
