@@ -134,8 +134,8 @@ KILN_DEV float kiln_row_lse(float sum, float m, int seen)
 
 /* The mask on one m16 tile's scores s (key tile at tk, range end nk, both less lo): the
  * lane's rows are the block's rows row and row + 8, whose diagonals less lo are in row_dr.
- * Each row's visible columns of the tile are one interval, worked out once (64-bit sums,
- * clamped to the tile: a band side may be the int32 extreme); then each score is two
+ * Each row's visible columns of the tile are one interval (kiln_band_span, attn_seq.h),
+ * worked out once; then each score is two
  * compares against constants and a select. Written as a test per score that read the
  * row's diagonal from shared memory behind a short-circuit, it compiled to branches around
  * every score: 652 instructions a warp and 14% of the stall samples of head dim 64, S = 1k
@@ -148,9 +148,8 @@ KILN_DEV void kiln_mask_m16(float (*s)[4], kiln_band band, kiln_i32 tk, kiln_i32
     #pragma unroll
     for (kiln_i32 r = 0; r < 2; ++r) {
         const kiln_i64 d = (kiln_i64)row_dr[row + 8 * r] - tk;
-        kiln_i64 f = d + band.lo, e = d + band.hi + 1;
-        f = f < 0 ? 0 : f > BK ? BK : f;
-        e = e < 0 ? 0 : e > lim ? lim : e;
+        kiln_i64 f, e;
+        kiln_band_span(band, d, d, lim, &f, &e);
         vlo[r] = (kiln_i32)f - 2 * tq;
         vhi[r] = (kiln_i32)e - 2 * tq;
     }
@@ -291,11 +290,10 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
         const kiln_i64 p = p0 + x;
         const kiln_i64 pc = p < rows ? p : rows - 1;
         const kiln_i64 i = pc / group;
-        kiln_i64 f = i + diag + band.lo, e = i + diag + band.hi + 1;
-        if (f < lo) f = lo;
-        if (e > hi) e = hi;
+        kiln_i64 f, e;
+        kiln_band_span(band, i + diag - lo, i + diag - lo, hi - lo, &f, &e);
         row_dr[x] = (kiln_i32)(i + diag - lo);
-        row_first[x] = f < e ? (kiln_i32)(f - lo) : 0x7fffffff;
+        row_first[x] = f < e ? (kiln_i32)f : 0x7fffffff;
         row_slope[x] = a.alibi ? a.alibi[b * a.alibi_stride_batch + hk * group + pc % group] *
                                      KILN_LOG2E
                                : 0.0f;
@@ -335,11 +333,10 @@ KILN_KERNEL(KILN_TQ_BOUNDS) kiln_attn_fwd(kiln_attn_args a)
 #if KILN_TQ_WARP_SKIP
     kiln_i32 wf, we;
     {
-        kiln_i64 f = wi0 + diag + band.lo, e = wi1 + diag + band.hi + 1;
-        if (f < lo) f = lo;
-        if (e > hi) e = hi;
-        wf = (kiln_i32)(f - lo);
-        we = f < e ? (kiln_i32)(e - lo) : 0;
+        kiln_i64 f, e;
+        kiln_band_span(band, wi0 + diag - lo, wi1 + diag - lo, hi - lo, &f, &e);
+        wf = (kiln_i32)f;
+        we = f < e ? (kiln_i32)e : 0;
     }
 #endif
 

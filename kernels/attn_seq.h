@@ -112,6 +112,17 @@ KILN_DEV kiln_band kiln_band_of(const kiln_attn_args *a)
     return m;
 }
 
+/* The keys [*f, *e) of [0, n) that queries whose diagonal keys run from d0 to d1 (in those
+ * coordinates) can see: the band from d0's left edge to d1's right one, clamped to [0, n]
+ * (empty when *f >= *e). 64-bit sums: a band side may be the int32 extreme. */
+KILN_DEV void kiln_band_span(kiln_band m, kiln_i64 d0, kiln_i64 d1, kiln_i64 n, kiln_i64 *f,
+                             kiln_i64 *e)
+{
+    kiln_i64 x = d0 + m.lo, y = d1 + m.hi + 1;
+    *f = x < 0 ? 0 : x > n ? n : x;
+    *e = y < 0 ? 0 : y > n ? n : y;
+}
+
 /* The key-visibility test: off = j - (i + diag) inside the band. */
 KILN_DEV int kiln_key_visible(kiln_band m, kiln_i32 off)
 {
