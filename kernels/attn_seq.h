@@ -141,14 +141,10 @@ KILN_DEV void kiln_key_range(const kiln_attn_args *a, const kiln_seq *s, kiln_i6
                              kiln_i64 block_rows, kiln_i64 rows, kiln_i64 group, kiln_i64 split,
                              kiln_i64 *lo, kiln_i64 *hi)
 {
-    const kiln_band m = kiln_band_of(a);
     const kiln_i64 diag = s->sk - s->sq;
     const kiln_i64 i0 = p0 / group;
     const kiln_i64 i_last = ((p0 + block_rows < rows ? p0 + block_rows : rows) - 1) / group;
-    *lo = 0;
-    *hi = s->sk;
-    if (i0 + diag + m.lo > *lo) *lo = i0 + diag + m.lo;
-    if (i_last + diag + m.hi + 1 < *hi) *hi = i_last + diag + m.hi + 1;
+    kiln_band_span(kiln_band_of(a), i0 + diag, i_last + diag, s->sk, lo, hi);
     if (a->num_splits > 1) {
         kiln_i64 chunk = (s->sk + a->num_splits - 1) / a->num_splits;
         kiln_i64 c0 = split * chunk, c1 = c0 + chunk;
