@@ -396,6 +396,41 @@ def time_events(fn, target_s=0.05, repeats=5):
     return sample_stats(times, n)
 
 
+def time_events_interleaved(contenders, target_s=0.05, repeats=5):
+    """time_events for several contenders at once: each one's count sized and warmed up as
+    there, then sample r of every contender in turn, the order reversed every sample, so a
+    drift of the GPU's clocks over the run (power, temperature) falls on all of them alike
+    rather than on whichever is timed last. Returns {name: timing record}."""
+    start, end = Event(enable_timing=True), Event(enable_timing=True)
+    plan = []
+    for c in contenders:
+        with c.context():
+            c.fn()
+            sync()
+            start.record()
+            c.fn()
+            end.record()
+            end.synchronize()
+            one = max(start.elapsed_time(end) / 1e3, 1e-6)
+            n = max(1, min(200, int(target_s / one)))
+            for _ in range(min(n, 3)):
+                c.fn()
+        plan.append((c, n, min(repeats, 2) if one > 0.5 else repeats))
+    times = {c.name: [] for c, _, _ in plan}
+    for r in range(repeats):
+        for c, n, reps in (plan if r % 2 == 0 else plan[::-1]):
+            if r >= reps:
+                continue
+            with c.context():
+                start.record()
+                for _ in range(n):
+                    c.fn()
+                end.record()
+                end.synchronize()
+            times[c.name].append(start.elapsed_time(end) / 1e3 / n)
+    return {c.name: sample_stats(times[c.name], n) for c, n, _ in plan}
+
+
 def sample_stats(times, calls):
     """The timing record of suites 2, 3 and 5 from per-call seconds of each sample."""
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
@@ -479,15 +514,33 @@ def suite_prefill(args, meta):
             cs = sdpa_contenders(q, k, v, causal, names=args.sdpa)
             cs += kiln_attention_contenders(q, k, v, causal)
             outs = {}
+            if args.timing == "sequential":
+                for c in cs:
+                    o = timed(c.name, c, row["contenders"], time_events)
+                    if o is not None:
+                        outs[c.name] = o
+            else:
+                live = []
+                for c in cs:
+                    o, err = runs(c)
+                    if err:
+                        row["contenders"][c.name] = {"error": err}
+                    else:
+                        outs[c.name] = o
+                        live.append(c)
+                row["contenders"].update(time_events_interleaved(live))
+            for name in outs:
+                e = row["contenders"][name]
+                e["tflops"] = flops / e["median_s"] / 1e12
+                if name.startswith("kiln"):
+                    outs[name] = outs[name].transpose(1, 2)
             for c in cs:
-                o = timed(c.name, c, row["contenders"], time_events)
-                e = row["contenders"][c.name]
-                if o is not None:
-                    kilnish = c.name.startswith("kiln")
-                    outs[c.name] = o.transpose(1, 2) if kilnish else o
-                    e["tflops"] = flops / e["median_s"] / 1e12
-                    if kilnish:
-                        e["dispatch"] = kiln.last_dispatch()
+                if c.name in outs and c.name.startswith("kiln"):
+                    # the dispatch of the contender's own call (a call of another tier
+                    # may have come after it)
+                    with c.context():
+                        c.fn()
+                    row["contenders"][c.name]["dispatch"] = kiln.last_dispatch()
             # Agreement with the best-established backend that ran (fp64 at this size
             # would dominate the run).
             ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
@@ -502,7 +555,10 @@ def suite_prefill(args, meta):
                 c="causal" if causal else "full", **row) + "  ".join(
                 f"{n} {e['tflops']:.1f}" if "tflops" in e else f"{n} n/a"
                 for n, e in row["contenders"].items()) + " TFLOP/s", flush=True)
-    return {"suite": "prefill", "timing": "CUDA events over back-to-back calls, median of 5",
+    return {"suite": "prefill",
+            "timing": "CUDA events over back-to-back calls, median of 5" +
+                      (", each contender's in turn" if args.timing == "interleaved"
+                       else ", one contender after another"),
             "flops": "4*B*H*S*S*D, halved for causal", "meta": meta, "results": results}
 
 
@@ -748,6 +804,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=50)
     ap.add_argument("--calls", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--timing", choices=("interleaved", "sequential"), default="interleaved",
+                    help="suite 2: take each contender's samples in turn (default), or all "
+                         "of one contender's before the next one's (the method before)")
     ap.add_argument("--quick", action="store_true", help="fewer shapes, for a smoke test")
     ap.add_argument("--only", default="",
                     help="comma-separated suites to run (reference, prefill, decode, "
