@@ -132,6 +132,18 @@
 #ifndef KILN_HOPPER_FRESH_OUT
 #define KILN_HOPPER_FRESH_OUT(d) ((d) == 128 || NC == 3)
 #endif
+/* A per-item diet measured against the kernel above in two same-run A/Bs on an H100
+ * (bench/hopper_ab.sh, staged / again64 / fence beside pre; the change is
+ * bench/results/hopper-ab_item-held_nvidia-h100_2026-12-06_patch.diff, the runs
+ * hopper-ab_item-held_run{1,2}_*): the item kept in registers through the key loop at head
+ * dim 64 instead of worked out again for the output (Nsight Compute had the persistent
+ * walk's divisions at about a sixth of a head-dim-64 causal item's 1053 instructions a warp),
+ * the walk in 32-bit arithmetic, the LSE and ALiBi parameters tested once per block, and no
+ * proxy fence after copying out a staging tile of the block's own. Head dim 64 causal
+ * S = 1k ran 243.8 and 254.4 TFLOP/s against 297.7 and 282.9 (the kept item alone: with it
+ * worked out again, 284.2), without a mask 397.1 / 386.9 against 387.9 / 386.5; head dim
+ * 128, where only the walk and the parameter tests changed, 3% slower without a mask at
+ * every length in both runs (e.g. 4k 584.4 / 589.1 against 605.2 / 608.1). Not taken. */
 
 /* 1: each row's max and sum over a tile in four partial chains (kernels/attention_hopper.cu,
  * hp_softmax) rather than one. Nsight Compute (bench/ncu_run.sh, head dim 64, S = 1k) put a
