@@ -372,19 +372,8 @@ def throughput_table(report):
 def time_events(fn, target_s=0.05, repeats=5):
     """Seconds per call: events around back-to-back calls, count sized to ~target_s, median
     over repeats. The first call (JIT compile, plan) is outside the timing."""
-    fn()
-    sync()
     start, end = Event(enable_timing=True), Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    one = max(start.elapsed_time(end) / 1e3, 1e-6)
-    n = max(1, min(200, int(target_s / one)))
-    if one > 0.5:  # a slow path: a few samples say enough and keep the run inside its lease
-        repeats = min(repeats, 2)
-    for _ in range(min(n, 3)):
-        fn()
+    n, repeats = size_calls(fn, start, end, target_s, repeats)
     times = []
     for _ in range(repeats):
         start.record()
@@ -396,6 +385,24 @@ def time_events(fn, target_s=0.05, repeats=5):
     return sample_stats(times, n)
 
 
+def size_calls(fn, start, end, target_s, repeats):
+    """(calls per sample, samples) for fn: one call outside the timing (JIT compile, plan),
+    one timed to size the count to ~target_s, and up to 3 warm-up calls."""
+    fn()
+    sync()
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    one = max(start.elapsed_time(end) / 1e3, 1e-6)
+    n = max(1, min(200, int(target_s / one)))
+    if one > 0.5:  # a slow path: a few samples say enough and keep the run inside its lease
+        repeats = min(repeats, 2)
+    for _ in range(min(n, 3)):
+        fn()
+    return n, repeats
+
+
 def time_events_interleaved(contenders, target_s=0.05, repeats=5):
     """time_events for several contenders at once: each one's count sized and warmed up as
     there, then sample r of every contender in turn, the order reversed every sample, so a
@@ -405,17 +412,7 @@ def time_events_interleaved(contenders, target_s=0.05, repeats=5):
     plan = []
     for c in contenders:
         with c.context():
-            c.fn()
-            sync()
-            start.record()
-            c.fn()
-            end.record()
-            end.synchronize()
-            one = max(start.elapsed_time(end) / 1e3, 1e-6)
-            n = max(1, min(200, int(target_s / one)))
-            for _ in range(min(n, 3)):
-                c.fn()
-        plan.append((c, n, min(repeats, 2) if one > 0.5 else repeats))
+            plan.append((c,) + size_calls(c.fn, start, end, target_s, repeats))
     times = {c.name: [] for c, _, _ in plan}
     for r in range(repeats):
         for c, n, reps in (plan if r % 2 == 0 else plan[::-1]):
@@ -513,34 +510,31 @@ def suite_prefill(args, meta):
                    "contenders": {}}
             cs = sdpa_contenders(q, k, v, causal, names=args.sdpa)
             cs += kiln_attention_contenders(q, k, v, causal)
-            outs = {}
+            # Every contender once for its output (and kiln's dispatch of that call), then
+            # the timing of those that ran.
+            outs, live, dispatch = {}, [], {}
+            for c in cs:
+                o, err = runs(c)
+                row["contenders"][c.name] = {"error": err} if err else {}
+                if err:
+                    continue
+                kilnish = c.name.startswith("kiln")
+                outs[c.name] = o.transpose(1, 2) if kilnish else o
+                if kilnish:
+                    dispatch[c.name] = kiln.last_dispatch()
+                live.append(c)
             if args.timing == "sequential":
-                for c in cs:
-                    o = timed(c.name, c, row["contenders"], time_events)
-                    if o is not None:
-                        outs[c.name] = o
+                for c in live:
+                    with c.context():
+                        row["contenders"][c.name].update(time_events(c.fn))
             else:
-                live = []
-                for c in cs:
-                    o, err = runs(c)
-                    if err:
-                        row["contenders"][c.name] = {"error": err}
-                    else:
-                        outs[c.name] = o
-                        live.append(c)
-                row["contenders"].update(time_events_interleaved(live))
+                for name, st in time_events_interleaved(live).items():
+                    row["contenders"][name].update(st)
             for name in outs:
                 e = row["contenders"][name]
                 e["tflops"] = flops / e["median_s"] / 1e12
-                if name.startswith("kiln"):
-                    outs[name] = outs[name].transpose(1, 2)
-            for c in cs:
-                if c.name in outs and c.name.startswith("kiln"):
-                    # the dispatch of the contender's own call (a call of another tier
-                    # may have come after it)
-                    with c.context():
-                        c.fn()
-                    row["contenders"][c.name]["dispatch"] = kiln.last_dispatch()
+                if name in dispatch:
+                    e["dispatch"] = dispatch[name]
             # Agreement with the best-established backend that ran (fp64 at this size
             # would dominate the run).
             ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
