@@ -46,6 +46,9 @@
 #                 default leaves out the 16-key steps none of a consumer's rows sees)
 #        tstore64 KILN_HOPPER_TMA_STORE(d) 1: the copy engine's store per consumer at head
 #                 dim 64 too
+#        hint     the producer's waits on empty slots with a suspend-time hint of 1 ms
+#                 (KILN_HOPPER_PRODUCER_HINT): suspended until the phase completes
+#        hintall  the consumers' waits on full slots too (KILN_HOPPER_CONSUMER_HINT)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -96,6 +99,8 @@ all_opts=(
   "pre|@PRE"
   "fresh64|#define KILN_HOPPER_FRESH_OUT(d) 1"
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"
+  "hint|#define KILN_HOPPER_PRODUCER_HINT 1000000"
+  "hintall|#define KILN_HOPPER_PRODUCER_HINT 1000000;#define KILN_HOPPER_CONSUMER_HINT 1000000"
 )
 opts=()
 for n in ${ALTS:-staged old}; do

@@ -144,6 +144,18 @@
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
+/* The producer's waits on empty slots and the consumers' on full ones (hints: see
+ * attention_hopper.h). */
+#if KILN_HOPPER_PRODUCER_HINT
+#define HP_PRODUCER_WAIT(bar, ph) kiln_mbar_wait_hint(bar, ph, KILN_HOPPER_PRODUCER_HINT)
+#else
+#define HP_PRODUCER_WAIT(bar, ph) kiln_mbar_wait_idle(bar, ph, KILN_HOPPER_PRODUCER_SLEEP)
+#endif
+#if KILN_HOPPER_CONSUMER_HINT
+#define HP_CONSUMER_WAIT(bar, ph) kiln_mbar_wait_hint(bar, ph, KILN_HOPPER_CONSUMER_HINT)
+#else
+#define HP_CONSUMER_WAIT(bar, ph) kiln_mbar_wait(bar, ph)
+#endif
 /* Named barriers 2 + NC + c: the 128 threads of consumer c (output staging). */
 #define HP_BAR_OWN(c) (2 + NC + (c))
 
@@ -579,7 +591,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             const kiln_i32 bb = (kiln_i32)it.b;
             for (kiln_i32 t = 0; t < it.ntiles; ++t, hp_ring_next(&st, &ph)) {
                 const kiln_i32 kt = (kiln_i32)(it.lo + (kiln_i64)t * BN);
-                kiln_mbar_wait_idle(&bars[BAR_KEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
+                HP_PRODUCER_WAIT(&bars[BAR_KEMPTY(st)], ph ^ 1u);
                 kiln_mbar_expect_tx(&bars[BAR_KFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(ks + st * TILE_K + c * (BN * 128), &tk,
@@ -587,15 +599,14 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 if (t == 0) {
                     /* The consumers are done with the previous item's Q (and, when they
                      * stage their output there, with that too). */
-                    kiln_mbar_wait_idle(&bars[BAR_QEMPTY], ((kiln_u32)qn & 1u) ^ 1u,
-                                        KILN_HOPPER_PRODUCER_SLEEP);
+                    HP_PRODUCER_WAIT(&bars[BAR_QEMPTY], ((kiln_u32)qn & 1u) ^ 1u);
                     kiln_mbar_expect_tx(&bars[BAR_Q], TILE_Q);
                     for (kiln_i32 c = 0; c < DB; ++c)
                         kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64,
                                          (kiln_i32)it.q0, hq, bb);
                     ++qn;
                 }
-                kiln_mbar_wait_idle(&bars[BAR_VEMPTY(st)], ph ^ 1u, KILN_HOPPER_PRODUCER_SLEEP);
+                HP_PRODUCER_WAIT(&bars[BAR_VEMPTY(st)], ph ^ 1u);
                 kiln_mbar_expect_tx(&bars[BAR_VFULL(st)], TILE_K);
                 for (kiln_i32 c = 0; c < DB; ++c)
                     kiln_tma_load_4d(vs + st * TILE_K + c * (BN * 128), &tv,
@@ -691,8 +702,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (cw == NC - 1 && !turns) kiln_bar_arrive(2, 256);
             turns = 1;
 #endif
-            kiln_mbar_wait(&bars[BAR_Q], (kiln_u32)qn & 1u);
-            kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
+            HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);
+            HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
             HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
             hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
@@ -712,8 +723,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 const kiln_u32 pph = ph;
                 hp_ring_next(&st, &ph);
                 const kiln_i32 kt = lo + t * BN;
-                kiln_mbar_wait(&bars[BAR_KFULL(st)], ph);
-                kiln_mbar_wait(&bars[BAR_VFULL(pst)], pph);
+                HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
+                HP_CONSUMER_WAIT(&bars[BAR_VFULL(pst)], pph);
                 #pragma unroll
                 for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
                 HP_MMA_TURN_WAIT();
@@ -741,7 +752,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 hp_pack_p(pf, sc);
             }
 
-            kiln_mbar_wait(&bars[BAR_VFULL(st)], ph);
+            HP_CONSUMER_WAIT(&bars[BAR_VFULL(st)], ph);
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
             HP_MMA_TURN_WAIT();

@@ -221,7 +221,15 @@
  * S = 1k 405.2 against 401.3 TFLOP/s, causal 300.0 against 300.6): the output's barriers are
  * not what an item's boundary costs. Taken out again. A store warp in the producer's
  * warpgroup taking the consumers' staged rows instead made ptxas spill 40-90 bytes in every
- * variant (any second path out of the producer's branch did) and was not run. */
+ * variant (any second path out of the producer's branch did) at 24 producer registers; at
+ * 40 (consumers 232) it built without a spill: warp 1 + c of the producer's warpgroup
+ * issued consumer c's copy-engine stores after an mbarrier, and the consumer went on to its
+ * next item. Against the defaults on an H100 (ALTS="staged sw sw128", the store warps at
+ * every head dim / at 128 only; patch and run in bench/results/hopper-ab_store-warp_*):
+ * head dim 64 S = 1k 386.8 / 380.4 TFLOP/s against 392.1, causal 284.2 / 284.3 against
+ * 288.6, head dim 128 1k 527.1 / 526.2 against 543.5; slower or level at 11 of 12 shapes
+ * (-3.2 .. +0.8%). Not kept (not profiled; the consumers' 232 registers against 240 are
+ * one difference besides the stores). */
 
 /* Nanoseconds the producer sleeps between polls of a barrier it waits on (0: it polls
  * without a pause). Polling without one, its retries were about 9% of the instructions a
@@ -231,6 +239,20 @@
  * 0 ahead at 9 of 12; bench/results/hopper-ab_item-diet_*), so the default stays 0. */
 #ifndef KILN_HOPPER_PRODUCER_SLEEP
 #define KILN_HOPPER_PRODUCER_SLEEP 0
+#endif
+/* Suspend-time hints in nanoseconds (kiln_mbar_wait_hint; 0: none, the waits above) for
+ * the producer's waits on empty slots and for the consumers' waits on full ones. With a
+ * hint the waiting warp is suspended until the phase completes instead of retrying every
+ * few dozen cycles; still no faster: against none on an H100 (bench/hopper_ab.sh, ALTS=
+ * "staged hint hintall", 1 ms, bench/results/hopper-ab_wait-hint_*), producer only /
+ * both: head dim 64 S = 1k causal 283.7 / 282.9 TFLOP/s against 298.3 (-5%), head dim
+ * 128 1k causal 415.1 / 410.8 against 399.6 (+3-4%), every other suite-2 shape within
+ * -2.5 .. +2.2%. Off by default, as the sleep above. */
+#ifndef KILN_HOPPER_PRODUCER_HINT
+#define KILN_HOPPER_PRODUCER_HINT 0
+#endif
+#ifndef KILN_HOPPER_CONSUMER_HINT
+#define KILN_HOPPER_CONSUMER_HINT 0
 #endif
 
 /* Registers per thread of the producer warpgroup and of each of the nc consumer warpgroups

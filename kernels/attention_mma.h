@@ -150,7 +150,12 @@
  * out. A switch BALANCED_ROWS (with 2 m16 tiles per warp, warp w owning the block's m16 tiles w
  * and 2 x warps - 1 - w, each skipping and masking key tiles by its own rows) measured 16-32%
  * slower under the causal mask on an H100 (bench/results/tensor-ab_bal_*): its per-m16-tile
- * flags guarded every product, exp and rescale of the key loop. It was taken out. */
+ * flags guarded every product, exp and rescale of the key loop. It was taken out. An
+ * EARLY_TILE switch (the first K / V tile's copy issued before the per-row setup, whose
+ * divisions by the GQA group and barrier would then run under its latency) measured
+ * within noise on an H100 (ALTS="new late", -3.5 .. +1.7% per suite-2 shape, the short
+ * shapes it aimed at +0.9 .. +1.7%; bench/results/tensor-ab_early-tile_*, patch beside it)
+ * and was not kept. */
 #define KILN_TQ_ONE_BARRIER 1
 #define KILN_TQ_FOLD_SCALE 1
 #define KILN_TQ_HEAVY_FIRST 0

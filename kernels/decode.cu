@@ -666,7 +666,13 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
      * acquire-release atomic gained 1-2%; weights by shuffles, and 4-row blocks reading
      * twice the splits per round, did not (0-6% slower). Reading twice the splits per
      * round only where half the rows are live (8-row blocks kept) gained 0.6-2.2% at B 1,
-     * 32k keys (32 splits in one round; bench/results/decode-ab_merge-half-*). */
+     * 32k keys (32 splits in one round; bench/results/decode-ab_merge-half-*). Counting
+     * a block's loop end (relaxed, under its warps' merge) apart from its publication (a
+     * release add after its partial), the block whose loop ended last merging after
+     * acquire loads of the publication count, so that its own count and store drain
+     * leave the tail: no faster on an H100 (bench/decode_ab.sh, two passes,
+     * bench/results/decode-ab_publish-late_*: B 1 32k dense 2.49 / 2.48 TB/s against
+     * 2.50 / 2.51, B 8 4k 2.52 / 2.51 against 2.54 / 2.54, pages within 0.01). */
     const kiln_i32 part = tid % 16;
     const kiln_i32 c4 = (tid % (D / 4)) * 4, lane_s = tid / (D / 4);
     kiln_i64 wr[ROWS];

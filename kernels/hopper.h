@@ -280,6 +280,21 @@ KILN_DEV void kiln_mbar_wait_idle(kiln_u64 *bar, kiln_u32 parity, kiln_u32 ns)
                  : "memory");
 }
 
+/* The same wait with a suspend-time hint (PTX ISA "mbarrier.test_wait / try_wait"
+ * (9.7.13.15.16), the suspendTimeHint operand, sm_90): a thread whose phase has not
+ * completed is suspended until it completes or about ns nanoseconds pass, rather than
+ * for the system's short default, so a waiting warp retries (and takes its scheduler's
+ * issue slots) seldom, and wakes when the phase completes, not after a fixed sleep. */
+KILN_DEV void kiln_mbar_wait_hint(kiln_u64 *bar, kiln_u32 parity, kiln_u32 ns)
+{
+    asm volatile("{\n.reg .pred done;\n"
+                 "kiln_hint_%=:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
+                 "@!done bra kiln_hint_%=;\n}\n" ::"r"(kiln_smem_addr(bar)), "r"(parity),
+                 "r"(ns)
+                 : "memory");
+}
+
 /* ---- TMA: PTX ISA "cp.async.bulk.tensor" (9.7.9.25.5.1). One box of a 4-d tensor map
  * (coordinates innermost first, in elements; out-of-range elements are written as zeros)
  * into shared memory, completing bytes on bar. */
