@@ -479,15 +479,39 @@ def graph_timed(c, entry):
         entry["graph_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
 
 
-def timed(name, c, row, measure):
-    """Runs contender c once for correctness, then measures; records into row."""
-    o, err = runs(c)
-    if err:
-        row[name] = {"error": err}
-        return None
-    with c.context():
-        row[name] = measure(c.fn)
-    return o
+def run_and_time(args, cs, entries):
+    """Suites 2, 3 and 5: every contender in cs once for its output (kiln's dispatch of that
+    call recorded), then those that ran timed by args.timing: each contender's samples in
+    turn, the order reversed every sample (interleaved), or all of one's before the next
+    one's (sequential). entries gets {name: record} ("error" for a contender that could
+    not run); returns ({name: output}, the contenders that ran). kiln's outputs are copied:
+    its tiers write into one `out=` buffer, which the next tier's call overwrites."""
+    outs, live = {}, []
+    for c in cs:
+        o, err = runs(c)
+        entries[c.name] = {"error": err} if err else {}
+        if err:
+            continue
+        outs[c.name] = o
+        if c.name.startswith("kiln"):
+            outs[c.name] = o.clone()
+            entries[c.name]["dispatch"] = kiln.last_dispatch()
+        live.append(c)
+    if args.timing == "sequential":
+        for c in live:
+            with c.context():
+                entries[c.name].update(time_events(c.fn))
+    else:
+        for name, st in time_events_interleaved(live).items():
+            entries[name].update(st)
+    return outs, live
+
+
+def timing_note(args):
+    """How suites 2, 3 and 5 took their samples, for the report's "timing" field."""
+    return "CUDA events over back-to-back calls, median of 5" + (
+        ", each contender's in turn" if args.timing == "interleaved"
+        else ", one contender after another")
 
 
 def suite_prefill(args, meta):
@@ -510,31 +534,12 @@ def suite_prefill(args, meta):
                    "contenders": {}}
             cs = sdpa_contenders(q, k, v, causal, names=args.sdpa)
             cs += kiln_attention_contenders(q, k, v, causal)
-            # Every contender once for its output (and kiln's dispatch of that call), then
-            # the timing of those that ran.
-            outs, live, dispatch = {}, [], {}
-            for c in cs:
-                o, err = runs(c)
-                row["contenders"][c.name] = {"error": err} if err else {}
-                if err:
-                    continue
-                kilnish = c.name.startswith("kiln")
-                outs[c.name] = o.transpose(1, 2) if kilnish else o
-                if kilnish:
-                    dispatch[c.name] = kiln.last_dispatch()
-                live.append(c)
-            if args.timing == "sequential":
-                for c in live:
-                    with c.context():
-                        row["contenders"][c.name].update(time_events(c.fn))
-            else:
-                for name, st in time_events_interleaved(live).items():
-                    row["contenders"][name].update(st)
+            outs, _ = run_and_time(args, cs, row["contenders"])
             for name in outs:
+                if name.startswith("kiln"):
+                    outs[name] = outs[name].transpose(1, 2)
                 e = row["contenders"][name]
                 e["tflops"] = flops / e["median_s"] / 1e12
-                if name in dispatch:
-                    e["dispatch"] = dispatch[name]
             # Agreement with the best-established backend that ran (fp64 at this size
             # would dominate the run).
             ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient")
@@ -549,10 +554,7 @@ def suite_prefill(args, meta):
                 c="causal" if causal else "full", **row) + "  ".join(
                 f"{n} {e['tflops']:.1f}" if "tflops" in e else f"{n} n/a"
                 for n, e in row["contenders"].items()) + " TFLOP/s", flush=True)
-    return {"suite": "prefill",
-            "timing": "CUDA events over back-to-back calls, median of 5" +
-                      (", each contender's in turn" if args.timing == "interleaved"
-                       else ", one contender after another"),
+    return {"suite": "prefill", "timing": timing_note(args),
             "flops": "4*B*H*S*S*D, halved for causal", "meta": meta, "results": results}
 
 
@@ -566,9 +568,9 @@ def suite_decode(args, meta):
     for b in args.decode_batches:
         for L in args.decode_lens:
             results.append(decode_row(args, dev, b, hq, hkv, d, L))
-    return {"suite": "decode", "timing": "CUDA events over back-to-back calls, median of 5; "
-                                         "graph: 20 calls captured in a CUDA graph, replayed "
-                                         "between events, median of 5 (tb_per_s_graph)",
+    return {"suite": "decode", "timing": timing_note(args) + "; graph: 20 calls captured in "
+                                         "a CUDA graph, replayed between events, median of 5 "
+                                         "(tb_per_s_graph)",
             "bandwidth": "bytes of K and V read (2*B*L*Hkv*D*2) per second; copy: bytes "
                          "read + written by a device copy of 2*B*L*Hkv*D*2 bytes",
             "meta": meta, "results": results}
@@ -582,29 +584,13 @@ def decode_row(args, dev, b, hq, hkv, d, L):
     kv_bytes = 2 * b * L * hkv * d * 2
     row = {"B": b, "Hq": hq, "Hkv": hkv, "D": d, "L": L, "kv_bytes": kv_bytes,
            "contenders": {}}
-    # The practical limit: a device copy of the same number of bytes.
+    # The practical limit: a device copy of the same number of bytes, timed with the rest.
     src = torch.empty(kv_bytes // 2, device=dev, dtype=torch.bfloat16)
     dst = torch.empty_like(src)
-    copy = Contender("copy", lambda: dst.copy_(src))
-    if timed("copy", copy, row["contenders"], time_events) is not None:
-        e = row["contenders"]["copy"]
-        graph_timed(copy, e)
-        e["tb_per_s"] = 2 * kv_bytes / e["median_s"] / 1e12
-        if "graph" in e:
-            e["tb_per_s_graph"] = 2 * kv_bytes / e["graph"]["median_s"] / 1e12
-        e["bytes_moved"] = 2 * kv_bytes
-    del src, dst
-    cs = sdpa_contenders(q, k, v, gqa=True, names=["flash", "cudnn", "efficient"])
+    cs = [Contender("copy", lambda: dst.copy_(src))]
+    cs += sdpa_contenders(q, k, v, gqa=True, names=["flash", "cudnn", "efficient"])
     cs += kiln_attention_contenders(q, k, v, suffix="_dense")
-    outs = {}
-    for c in cs:
-        o = timed(c.name, c, row["contenders"], time_events)
-        if o is not None:
-            kilnish = c.name.startswith("kiln")
-            outs[c.name] = o.transpose(1, 2) if kilnish else o
-            if kilnish:
-                row["contenders"][c.name]["dispatch"] = kiln.last_dispatch()
-            graph_timed(c, row["contenders"][c.name])
+    qt = q.transpose(1, 2)
     for page in (16, 64):
         npages = b * L // page
         # Pages shuffled so that a sequence's pages are scattered, as in a real cache.
@@ -613,20 +599,26 @@ def decode_row(args, dev, b, hq, hkv, d, L):
         vc = v.transpose(1, 2).reshape(npages, page, hkv, d)[torch.argsort(perm)]
         table = perm.view(b, L // page).to(torch.int32)
         seqlens = torch.full((b,), L, dtype=torch.int32, device=dev)
-        qt = q.transpose(1, 2)
         out = torch.empty_like(qt)
 
-        def fn(kc=kc, vc=vc, table=table):
+        def fn(kc=kc, vc=vc, table=table, seqlens=seqlens, out=out):
             return kiln.attention_paged(qt, kc, vc, table, seqlens, out=out)
-        for tier in KILN_TIERS:
-            name = f"kiln_{tier}_paged{page}"
-            c = Contender(name, fn, tier_context(tier))
-            o = timed(name, c, row["contenders"], time_events)
-            if o is not None:
-                outs[name] = o.transpose(1, 2).clone()
-                row["contenders"][name]["dispatch"] = kiln.last_dispatch()
-                graph_timed(c, row["contenders"][name])
-        del kc, vc
+        cs += [Contender(f"kiln_{tier}_paged{page}", fn, tier_context(tier))
+               for tier in KILN_TIERS]
+    outs, live = run_and_time(args, cs, row["contenders"])
+    outs.pop("copy", None)
+    for name in outs:
+        if name.startswith("kiln"):
+            outs[name] = outs[name].transpose(1, 2)
+    for c in live:
+        graph_timed(c, row["contenders"][c.name])
+    e = row["contenders"]["copy"]
+    if "median_s" in e:
+        e["tb_per_s"] = 2 * kv_bytes / e["median_s"] / 1e12
+        if "graph" in e:
+            e["tb_per_s_graph"] = 2 * kv_bytes / e["graph"]["median_s"] / 1e12
+        e["bytes_moved"] = 2 * kv_bytes
+    del cs, live, src, dst
     ref_name = next((n for n in ("sdpa_cudnn", "sdpa_flash", "sdpa_efficient",
                                  "kiln_generic_dense") if n in outs), None)
     copy_rate = row["contenders"].get("copy", {}).get("tb_per_s")
@@ -667,24 +659,19 @@ def suite_activation(args, meta):
     cs = [Contender("kiln_silu_and_mul", lambda: kiln.silu_and_mul(x, out=out)),
           Contender("torch_eager", lambda: F.silu(x[:, :d]) * x[:, d:]),
           Contender("device_copy", lambda: dst.copy_(src))]
-    outs = {}
-    for c in cs:
-        o = timed(c.name, c, res["contenders"], time_events)
-        outs[c.name] = o
-        e = res["contenders"][c.name]
+    outs, _ = run_and_time(args, cs, res["contenders"])
+    for e in res["contenders"].values():
         if "median_s" in e:
             e["tb_per_s"] = moved / e["median_s"] / 1e12
-    if outs.get("kiln_silu_and_mul") is not None:
-        want = F.silu(x[:, :d].float()) * x[:, d:].float()
-        res["contenders"]["kiln_silu_and_mul"]["max_abs_error_vs_fp32"] = \
-            (outs["kiln_silu_and_mul"].float() - want).abs().max().item()
-        res["contenders"]["kiln_silu_and_mul"]["dispatch"] = kiln.last_dispatch()
-        res["contenders"]["torch_eager"]["max_abs_error_vs_fp32"] = \
-            (outs["torch_eager"].float() - want).abs().max().item()
+    want = F.silu(x[:, :d].float()) * x[:, d:].float()
+    for name in ("kiln_silu_and_mul", "torch_eager"):
+        if outs.get(name) is not None:
+            res["contenders"][name]["max_abs_error_vs_fp32"] = \
+                (outs[name].float() - want).abs().max().item()
     print("activation: " + "  ".join(
         f"{n} {e['tb_per_s']:.2f}" if "tb_per_s" in e else f"{n} n/a"
         for n, e in res["contenders"].items()) + " TB/s", flush=True)
-    return {"suite": "activation", "timing": "CUDA events over back-to-back calls, median of 5",
+    return {"suite": "activation", "timing": timing_note(args),
             "bandwidth": "bytes read + written per second", "meta": meta, "results": [res]}
 
 
@@ -799,8 +786,9 @@ def main():
     ap.add_argument("--calls", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--timing", choices=("interleaved", "sequential"), default="interleaved",
-                    help="suite 2: take each contender's samples in turn (default), or all "
-                         "of one contender's before the next one's (the method before)")
+                    help="suites 2, 3 and 5: take each contender's samples in turn "
+                         "(default), or all of one contender's before the next one's (the "
+                         "method before)")
     ap.add_argument("--quick", action="store_true", help="fewer shapes, for a smoke test")
     ap.add_argument("--only", default="",
                     help="comma-separated suites to run (reference, prefill, decode, "

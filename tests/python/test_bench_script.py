@@ -1,6 +1,7 @@
 """bench/reference_benchmark.py, the script every GPU figure comes from, on the CPU: its
---dry-run (host clock for CUDA events, the CPU backend, small shapes) for suite 2 with both
-timing methods, and the order in which the interleaved method takes its samples. Needs torch
+--dry-run (host clock for CUDA events, the CPU backend, small shapes) for suites 2, 3 and 5
+with both timing methods, the order in which the interleaved method takes its samples, and
+that kiln tiers sharing one output buffer are each checked on their own output. Needs torch
 (CPU); run with the fast path only (the script does not depend on which path the binding
 takes)."""
 
@@ -37,36 +38,88 @@ def load_script():
     return mod
 
 
-class Suite2DryRun(unittest.TestCase):
-    def run_prefill(self, timing):
+class SuitesDryRun(unittest.TestCase):
+    def run_suites(self, timing):
         with tempfile.TemporaryDirectory() as out:
-            r = subprocess.run([sys.executable, SCRIPT, "--dry-run", "--only", "prefill",
-                                "--kiln-tiers", "tensor,generic", "--timing", timing,
-                                "--out", out], capture_output=True, text=True, timeout=300)
+            r = subprocess.run([sys.executable, SCRIPT, "--dry-run", "--only",
+                                "prefill,decode,activation", "--kiln-tiers", "tensor,generic",
+                                "--timing", timing, "--out", out],
+                               capture_output=True, text=True, timeout=300)
             self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
-            files = [f for f in os.listdir(out) if f.startswith("prefill_") and
-                     f.endswith(".json")]
-            self.assertEqual(len(files), 1, files)
-            with open(os.path.join(out, files[0])) as f:
-                return json.load(f)
+            reports = {}
+            for suite in ("prefill", "decode", "activation"):
+                files = [f for f in os.listdir(out) if f.startswith(suite + "_") and
+                         f.endswith(".json")]
+                self.assertEqual(len(files), 1, (suite, files))
+                with open(os.path.join(out, files[0])) as f:
+                    reports[suite] = json.load(f)
+            return reports
 
-    def check(self, report, phrase):
-        self.assertIn(phrase, report["timing"])
-        self.assertGreater(len(report["results"]), 0)
-        for row in report["results"]:
+    def timed_ok(self, name, e):
+        self.assertEqual(e["samples"], 5, (name, e))
+        self.assertEqual(len(e["samples_s"]), 5, (name, e))
+        self.assertGreater(e["median_s"], 0, (name, e))
+
+    def check(self, reports, phrase):
+        for report in reports.values():
+            self.assertIn(phrase, report["timing"])
+            self.assertGreater(len(report["results"]), 0)
+        kiln_prefill = ["kiln_generic", "kiln_tensor"]
+        kiln_decode = sorted(f"kiln_{t}_{layout}" for t in ("tensor", "generic")
+                             for layout in ("dense", "paged16", "paged64"))
+        for row in reports["prefill"]["results"]:
             kilns = {n: e for n, e in row["contenders"].items() if n.startswith("kiln")}
-            self.assertEqual(sorted(kilns), ["kiln_generic", "kiln_tensor"], row["contenders"])
+            self.assertEqual(sorted(kilns), kiln_prefill, row["contenders"])
             for name, e in kilns.items():
+                self.timed_ok(name, e)
                 self.assertGreater(e.get("tflops", 0), 0, (name, e))
-                self.assertEqual(e["samples"], 5, (name, e))
-                self.assertEqual(len(e["samples_s"]), 5, (name, e))
                 self.assertEqual(e["dispatch"]["backend"], "cpu", (name, e))
+        for row in reports["decode"]["results"]:
+            kilns = {n: e for n, e in row["contenders"].items() if n.startswith("kiln")}
+            self.assertEqual(sorted(kilns), kiln_decode, row["contenders"])
+            copy = row["contenders"]["copy"]
+            self.timed_ok("copy", copy)
+            self.assertEqual(copy["bytes_moved"], 2 * row["kv_bytes"])
+            for name, e in kilns.items():
+                self.timed_ok(name, e)
+                self.assertGreater(e["fraction_of_copy"], 0, (name, e))
+                self.assertEqual(e["dispatch"]["backend"], "cpu", (name, e))
+        act = reports["activation"]["results"][0]["contenders"]
+        self.assertEqual(sorted(act), ["device_copy", "kiln_silu_and_mul", "torch_eager"])
+        for name, e in act.items():
+            self.timed_ok(name, e)
+        self.assertLess(act["kiln_silu_and_mul"]["max_abs_error_vs_fp32"], 0.1)
 
     def test_interleaved(self):
-        self.check(self.run_prefill("interleaved"), "each contender's in turn")
+        self.check(self.run_suites("interleaved"), "each contender's in turn")
 
     def test_sequential(self):
-        self.check(self.run_prefill("sequential"), "one contender after another")
+        self.check(self.run_suites("sequential"), "one contender after another")
+
+
+class SharedOutput(unittest.TestCase):
+    def test_each_kiln_tier_keeps_its_own_output(self):
+        # kiln's contenders of one shape write into one out= buffer; each one's output must be
+        # what its own call wrote, not whatever the last tier left there.
+        rb = load_script()
+        rb.Event, rb.sync = rb._HostEvent, (lambda: None)
+        rb.kiln = type("StubKiln", (), {"last_dispatch": staticmethod(lambda: {})})
+        buf = torch.zeros(2)
+
+        def writer(value):
+            def fn():
+                buf.fill_(value)
+                return buf
+            return fn
+
+        cs = [rb.Contender("kiln_a", writer(1.0)), rb.Contender("kiln_b", writer(2.0))]
+        for timing in ("interleaved", "sequential"):
+            entries = {}
+            outs, live = rb.run_and_time(type("Args", (), {"timing": timing}), cs, entries)
+            self.assertEqual([c.name for c in live], ["kiln_a", "kiln_b"])
+            self.assertEqual(outs["kiln_a"].tolist(), [1.0, 1.0], timing)
+            self.assertEqual(outs["kiln_b"].tolist(), [2.0, 2.0], timing)
+            self.assertEqual(entries["kiln_a"]["samples"], 5, timing)
 
 
 class InterleavedOrder(unittest.TestCase):
