@@ -31,6 +31,12 @@
 #   d256k64 head dim 256 over 64-key tiles on every target (FA2's 128 x 64 there; 204 KB of
 #           shared memory)
 #   d256st3 head dim 256 with 3 stages of 32-key tiles
+#   d256w4  head dim 256 as 4 warps x 1 m16 tile (64 rows a block) over 32-key tiles, 2
+#           blocks per SM (about 104 KB of shared memory each; FA2 takes 64 x 64 tiles in 4
+#           warps there on an H100 for 2 blocks per SM); 8 warps x 64-key tiles by default.
+#           Checked off the GPU: 240-243 registers, no stack frame on sm_80-90, the CPU
+#           emulation's kernel checks all pass (its three checks of the default's sm_90
+#           variant name, k64, do not)
 #   pre     the kernel and its header as in $PRE_DIR (copies of another revision's
 #           kernels/attention_mma.cu and attention_mma.h, e.g. from git show, whose shape
 #           macros take the arguments this tree's host passes)
@@ -81,6 +87,9 @@ edit() { # alternative name, tree: applies the alternative's defaults to the tre
     d256k64) sed -i 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 256 ? 64 : \1)/' "$2/$h" ;;
     d256st3) sed -i -e 's/^#define KILN_TQ_STAGES(d, p) 2$/#define KILN_TQ_STAGES(d, p) ((d) == 256 ? 3 : 2)/' \
                -e 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 256 ? 32 : \1)/' "$2/$h" ;;
+    d256w4) sed -i -e 's/^#define KILN_TQ_WARPS(d, p) .*$/#define KILN_TQ_WARPS(d, p) (KILN_TQ_WIDE(d, p) || (d) == 256 ? 4 : 8)/' \
+              -e 's/^#define KILN_TQ_BLOCK_K(d, p) \(.*\)$/#define KILN_TQ_BLOCK_K(d, p) ((d) == 256 ? 32 : \1)/' \
+              -e 's/^#define KILN_TQ_MIN_BLOCKS(d, p) 1$/#define KILN_TQ_MIN_BLOCKS(d, p) ((d) == 256 ? 2 : 1)/' "$2/$h" ;;
     pre) [ -n "${PRE_DIR:-}" ] && cp "$PRE_DIR/attention_mma.cu" "$PRE_DIR/attention_mma.h" "$2/kernels/" ;;
     *) echo "unknown alternative $1"; return 1 ;;
   esac
