@@ -280,8 +280,8 @@ KILN_DEV void kiln_mbar_wait_idle(kiln_u64 *bar, kiln_u32 parity, kiln_u32 ns)
                  : "memory");
 }
 
-/* The same wait with a suspend-time hint (PTX ISA "mbarrier.test_wait / try_wait"
- * (9.7.13.15.16), the suspendTimeHint operand, sm_90): a thread whose phase has not
+/* The same wait with a suspend-time hint (PTX ISA "mbarrier" (9.7.13.15), try_wait's
+ * optional suspendTimeHint operand, sm_90 and PTX ISA 7.8 on): a thread whose phase has not
  * completed is suspended until it completes or about ns nanoseconds pass, rather than
  * for the system's short default, so a waiting warp retries (and takes its scheduler's
  * issue slots) seldom, and wakes when the phase completes, not after a fixed sleep. */
