@@ -372,17 +372,7 @@ def throughput_table(report):
 def time_events(fn, target_s=0.05, repeats=5):
     """Seconds per call: events around back-to-back calls, count sized to ~target_s, median
     over repeats. The first call (JIT compile, plan) is outside the timing."""
-    start, end = Event(enable_timing=True), Event(enable_timing=True)
-    n, repeats = size_calls(fn, start, end, target_s, repeats)
-    times = []
-    for _ in range(repeats):
-        start.record()
-        for _ in range(n):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / n)
-    return sample_stats(times, n)
+    return time_events_interleaved([Contender("fn", fn)], target_s, repeats)["fn"]
 
 
 def size_calls(fn, start, end, target_s, repeats):
@@ -407,7 +397,8 @@ def time_events_interleaved(contenders, target_s=0.05, repeats=5):
     """time_events for several contenders at once: each one's count sized and warmed up as
     there, then sample r of every contender in turn, the order reversed every sample, so a
     drift of the GPU's clocks over the run (power, temperature) falls on all of them alike
-    rather than on whichever is timed last. Returns {name: timing record}."""
+    rather than on whichever is timed last (with one contender: time_events). Returns
+    {name: timing record}."""
     start, end = Event(enable_timing=True), Event(enable_timing=True)
     plan = []
     for c in contenders:
@@ -492,9 +483,9 @@ def run_and_time(args, cs, entries):
         entries[c.name] = {"error": err} if err else {}
         if err:
             continue
-        outs[c.name] = o
-        if c.name.startswith("kiln"):
-            outs[c.name] = o.clone()
+        kilnish = c.name.startswith("kiln")
+        outs[c.name] = o.clone() if kilnish else o
+        if kilnish:
             entries[c.name]["dispatch"] = kiln.last_dispatch()
         live.append(c)
     if args.timing == "sequential":
