@@ -49,6 +49,10 @@
 #        hint     the producer's waits on empty slots with a suspend-time hint of 1 ms
 #                 (KILN_HOPPER_PRODUCER_HINT): suspended until the phase completes
 #        hintall  the consumers' waits on full slots too (KILN_HOPPER_CONSUMER_HINT)
+#        fexp1    KILN_HOPPER_FMA_EXP: 1 of every 8 softmax exponentials on the FMA pipes
+#                 at head dim 64 (a polynomial, kiln_hp_exp2_fma), the rest on MUFU
+#        fexp2    2 of every 8 at head dim 64
+#        fexp2all 2 of every 8 at every head dim
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -101,6 +105,9 @@ all_opts=(
   "old|#define KILN_HOPPER_PERSISTENT(d, m) (((d) == 64 \&\& (m) != 2) || ((d) == 128 \&\& (m) == 1))"
   "hint|#define KILN_HOPPER_PRODUCER_HINT 1000000"
   "hintall|#define KILN_HOPPER_PRODUCER_HINT 1000000;#define KILN_HOPPER_CONSUMER_HINT 1000000"
+  "fexp1|#define KILN_HOPPER_FMA_EXP(d) ((d) == 64 ? 1 : 0)"
+  "fexp2|#define KILN_HOPPER_FMA_EXP(d) ((d) == 64 ? 2 : 0)"
+  "fexp2all|#define KILN_HOPPER_FMA_EXP(d) 2"
 )
 opts=()
 for n in ${ALTS:-staged old}; do

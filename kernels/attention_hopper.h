@@ -255,6 +255,15 @@
 #define KILN_HOPPER_CONSUMER_HINT 0
 #endif
 
+/* Per head dim d, how many of every 8 of a tile's softmax exponentials are computed on the
+ * FMA and integer pipes (kernels/hopper.h, kiln_hp_exp2_fma: 8 instructions against one
+ * MUFU op) instead of the MUFU unit, which at head dim 64 has as much work per tile as the
+ * tensor cores (64 exponentials a thread, 16 a clock per SM) and held a quarter of the
+ * key loop's stall samples at S = 1k (bench/results/ncu_*f9c48c1*). 0: all on MUFU. */
+#ifndef KILN_HOPPER_FMA_EXP
+#define KILN_HOPPER_FMA_EXP(d) 0
+#endif
+
 /* Registers per thread of the producer warpgroup and of each of the nc consumer warpgroups
  * after setmaxnreg (multiples of 8; 128 x producer + 128 nc x consumer at most 65536). */
 #ifndef KILN_HOPPER_REGS_LOAD

@@ -209,6 +209,29 @@ KILN_DEV float kiln_hp_exp2(float x)
     return y;
 }
 
+/* 2^x without the MUFU unit, on the FMA and integer pipes (8 instructions): x = n + f with n
+ * the nearest integer (the 1.5 x 2^23 rounding trick) and f in [-0.5, 0.5]; 2^f from a
+ * degree-3 polynomial (least relative error on that interval, about 7.5e-5: below half an
+ * ulp of the bf16 and f16 weights it feeds, 2^-9 and 2^-11); times 2^n built in the
+ * exponent field. x is first raised to -127 by a max that keeps NaN (PTX ISA "max",
+ * .NaN, sm_80+), so -inf gives exactly 0 (2^-127's field is 0), NaN gives NaN (p is NaN)
+ * and, as with .ftz, results below 2^-126 are 0 or a subnormal of no weight. Valid up to
+ * x = 128 (the softmax's arguments stay below its rescale slack). */
+KILN_DEV float kiln_hp_exp2_fma(float x)
+{
+    float c;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(c) : "f"(x), "f"(-127.0f));
+    const float t = c + 12582912.0f; /* 1.5 x 2^23: n in t's low mantissa bits */
+    const float f = c - (t - 12582912.0f);
+    const float p =
+        ((0.05517150089144707f * f + 0.24261096119880676f) * f + 0.6932609677314758f) * f +
+        0.9999280571937561f; /* three FFMA */
+    /* t's bits are 0x4b400000 + n; shifted left by 23 that is n << 23 (mod 2^32), so
+     * (bits + 127) << 23 is 2^n's (0 at n = -127). */
+    const float s = kiln_bits_f32((kiln_f32_bits(t) + 127u) << 23);
+    return p * s;
+}
+
 /* 1 / x and log2 x in one MUFU op each (PTX ISA "rcp" (9.7.3.15) and "lg2" (9.7.3.20),
  * .approx.ftz: 1 and 2^-22 relative error, subnormal inputs flushed to 0; 0, inf and NaN
  * behave as in the exact functions). */
