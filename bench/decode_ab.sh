@@ -7,6 +7,8 @@
 #      conformance program
 #   3. suite 3 (bench/reference_benchmark.py --only decode --kiln-tiers tensor) on each
 #      build in turn, twice (new, pre, new, pre): copy, cuDNN and flash in every run
+# With PRE_ENV instead of PRE_DIR (e.g. PRE_ENV=KILN_GPU_CLUSTER=0), pre is the same build
+# run with those environment settings: a switch read when the context starts.
 # With ALT_DIR set, a third build (alt) whose kernels/decode.cu comes from there runs after
 # pre in each pass. SKIP_TORCH=1 leaves the torch GPU tests out (a minute and a half).
 # Files go to $OUT: summary.txt (the tables), decode_{new,pre,alt}_{1,2}.json, logs.tgz.
@@ -26,20 +28,26 @@ stamp() { echo "[$(( $(date +%s) - t0 )) s] $*" >> "$sum"; }
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 } > "$sum" 2>&1
-[ -f "${PRE_DIR:-}/decode.cu" ] || { echo "PRE_DIR/decode.cu is missing" >> "$sum"; cat "$sum"; exit 1; }
+pre_env=${PRE_ENV:-}
+[ -n "$pre_env" ] || [ -f "${PRE_DIR:-}/decode.cu" ] ||
+  { echo "PRE_DIR/decode.cu is missing (or set PRE_ENV)" >> "$sum"; cat "$sum"; exit 1; }
 
 b=$work/build
 pre=$work/pre
 mkdir -p "$pre/src"
 cp -r CMakeLists.txt CMakePresets.json cmake include src kernels tools tests bench python \
   "$pre/src/" 2>/dev/null
-cp "$PRE_DIR/decode.cu" "$pre/src/kernels/decode.cu"
+[ -z "$pre_env" ] && cp "$PRE_DIR/decode.cu" "$pre/src/kernels/decode.cu"
 { cmake -S . -B $b -DKILN_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Release -DKILN_COMPILE_MATRIX=OFF &&
   cmake --build $b -j "$jobs"; } > "$logs/build.log" 2>&1 &
 p1=$!
-{ cmake -S "$pre/src" -B "$pre/build" -DKILN_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$pre/build" -j "$jobs"; } > "$logs/build_pre.log" 2>&1 &
-p2=$!
+if [ -z "$pre_env" ]; then
+  { cmake -S "$pre/src" -B "$pre/build" -DKILN_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$pre/build" -j "$jobs"; } > "$logs/build_pre.log" 2>&1 &
+  p2=$!
+else
+  true & p2=$!
+fi
 alts="new pre"
 r3=0
 if [ -n "${ALT_DIR:-}" ]; then
@@ -72,10 +80,12 @@ fi
 for pass in 1 2; do
   for alt in $alts; do
     lib=$b/libkiln.so
-    [ $alt = pre ] && lib=$pre/build/libkiln.so
+    envs=""
+    [ $alt = pre ] && [ -z "$pre_env" ] && lib=$pre/build/libkiln.so
+    [ $alt = pre ] && envs=$pre_env
     [ $alt = alt ] && lib=$altb/build/libkiln.so
     mkdir -p "$work/results/$alt$pass"
-    KILN_LIBRARY=$lib KILN_CACHE_DIR=$work/cache.$alt timeout 120 python3 \
+    env $envs KILN_LIBRARY=$lib KILN_CACHE_DIR=$work/cache.$alt timeout 120 python3 \
       bench/reference_benchmark.py --only decode --kiln-tiers tensor \
       --out "$work/results/$alt$pass" > "$logs/decode_${alt}_$pass.log" 2>&1
     stamp "suite 3 $alt pass $pass rc=$?"
@@ -92,5 +102,9 @@ KILN_TEST_BACKEND=cuda KILN_CACHE_DIR=$work/cache timeout 90 compute-sanitizer -
   --error-exitcode 3 $b/tests/test_conformance_paged gpu > "$logs/memcheck.log" 2>&1
 stamp "memcheck test_conformance_paged rc=$?"
 grep -E "ERROR SUMMARY|checks (passed|FAILED)" "$logs/memcheck.log" | head -4 >> "$sum"
+KILN_TEST_BACKEND=cuda KILN_CACHE_DIR=$work/cache timeout 90 compute-sanitizer --tool memcheck \
+  --error-exitcode 3 $b/tests/test_conformance_splits gpu > "$logs/memcheck_splits.log" 2>&1
+stamp "memcheck test_conformance_splits rc=$?"
+grep -E "ERROR SUMMARY|checks (passed|FAILED)" "$logs/memcheck_splits.log" | head -4 >> "$sum"
 tar czf "$out/logs.tgz" -C "$work" logs
 cat "$sum"
