@@ -7,6 +7,7 @@
 #      conformance program
 #   3. suite 3 (bench/reference_benchmark.py --only decode --kiln-tiers tensor) on each
 #      build in turn, twice (new, pre, new, pre): copy, cuDNN and flash in every run
+# DECODE_SHAPES (e.g. 8:4096,1:32768) narrows suite 3 to those (batch, KV length) pairs.
 # With PRE_ENV instead of PRE_DIR (e.g. PRE_ENV=KILN_GPU_CLUSTER=0), pre is the same build
 # run with those environment settings: a switch read when the context starts.
 # With ALT_DIR set, a third build (alt) whose kernels/decode.cu comes from there runs after
@@ -70,6 +71,11 @@ if [ $r1 -ne 0 ] || [ $r2 -ne 0 ] || [ $r3 -ne 0 ]; then
 fi
 export PYTHONPATH=$PWD/python
 
+# Correctness first: what a short call has time for.
+KILN_TEST_BACKEND=cuda KILN_CACHE_DIR=$work/cache timeout 130 ctest --test-dir $b -L gpu \
+  --output-on-failure -j "$jobs" --timeout 120 > "$logs/ctest.log" 2>&1
+stamp "ctest -L gpu rc=$?"
+grep -E "tests passed|tests failed|\*\*\*" "$logs/ctest.log" | tail -12 >> "$sum"
 if [ -z "${SKIP_TORCH:-}" ]; then
   KILN_LIBRARY=$b/libkiln.so KILN_CACHE_DIR=$work/cache timeout 120 \
     python3 tests/python/test_torch.py -v TestCUDA > "$logs/torch_gpu.log" 2>&1
@@ -87,6 +93,7 @@ for pass in 1 2; do
     mkdir -p "$work/results/$alt$pass"
     env $envs KILN_LIBRARY=$lib KILN_CACHE_DIR=$work/cache.$alt timeout 120 python3 \
       bench/reference_benchmark.py --only decode --kiln-tiers tensor \
+      ${DECODE_SHAPES:+--decode-shapes "$DECODE_SHAPES"} \
       --out "$work/results/$alt$pass" > "$logs/decode_${alt}_$pass.log" 2>&1
     stamp "suite 3 $alt pass $pass rc=$?"
     cp "$work/results/$alt$pass"/decode_*.json "$out/decode_${alt}_$pass.json" 2>/dev/null
@@ -94,17 +101,13 @@ for pass in 1 2; do
   done
 done
 
-KILN_TEST_BACKEND=cuda KILN_CACHE_DIR=$work/cache timeout 130 ctest --test-dir $b -L gpu \
-  --output-on-failure -j "$jobs" --timeout 120 > "$logs/ctest.log" 2>&1
-stamp "ctest -L gpu rc=$?"
-grep -E "tests passed|tests failed|\*\*\*" "$logs/ctest.log" | tail -12 >> "$sum"
-KILN_TEST_BACKEND=cuda KILN_CACHE_DIR=$work/cache timeout 90 compute-sanitizer --tool memcheck \
-  --error-exitcode 3 $b/tests/test_conformance_paged gpu > "$logs/memcheck.log" 2>&1
-stamp "memcheck test_conformance_paged rc=$?"
-grep -E "ERROR SUMMARY|checks (passed|FAILED)" "$logs/memcheck.log" | head -4 >> "$sum"
 KILN_TEST_BACKEND=cuda KILN_CACHE_DIR=$work/cache timeout 90 compute-sanitizer --tool memcheck \
   --error-exitcode 3 $b/tests/test_conformance_splits gpu > "$logs/memcheck_splits.log" 2>&1
 stamp "memcheck test_conformance_splits rc=$?"
 grep -E "ERROR SUMMARY|checks (passed|FAILED)" "$logs/memcheck_splits.log" | head -4 >> "$sum"
+KILN_TEST_BACKEND=cuda KILN_CACHE_DIR=$work/cache timeout 90 compute-sanitizer --tool memcheck \
+  --error-exitcode 3 $b/tests/test_conformance_paged gpu > "$logs/memcheck.log" 2>&1
+stamp "memcheck test_conformance_paged rc=$?"
+grep -E "ERROR SUMMARY|checks (passed|FAILED)" "$logs/memcheck.log" | head -4 >> "$sum"
 tar czf "$out/logs.tgz" -C "$work" logs
 cat "$sum"

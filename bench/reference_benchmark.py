@@ -556,9 +556,9 @@ def suite_decode(args, meta):
     dev = torch.device(DEV)
     hq, hkv, d = 32, 8, 128
     results = []
-    for b in args.decode_batches:
-        for L in args.decode_lens:
-            results.append(decode_row(args, dev, b, hq, hkv, d, L))
+    pairs = args.decode_pairs or [(b, L) for b in args.decode_batches for L in args.decode_lens]
+    for b, L in pairs:
+        results.append(decode_row(args, dev, b, hq, hkv, d, L))
     return {"suite": "decode", "timing": timing_note(args) + "; graph: 20 calls captured in "
                                          "a CUDA graph, replayed between events, median of 5 "
                                          "(tb_per_s_graph)",
@@ -781,6 +781,9 @@ def main():
                          "(default), or all of one contender's before the next one's (the "
                          "method before)")
     ap.add_argument("--quick", action="store_true", help="fewer shapes, for a smoke test")
+    ap.add_argument("--decode-shapes", default="",
+                    help="suite 3's (batch, KV length) pairs instead of its six, e.g. "
+                         "8:4096,1:32768 (an A/B on a few shapes; BENCH.md's goals need all)")
     ap.add_argument("--only", default="",
                     help="comma-separated suites to run (reference, prefill, decode, "
                          "activation); default: reference, plus the others with --suite")
@@ -806,6 +809,8 @@ def main():
     if args.quick:
         args.prefill_seqlens, args.decode_lens = [1024, 4096], [4096]
         args.decode_batches = [1, 64]
+    decode_pairs = [tuple(int(x) for x in pair.split(":"))
+                    for pair in args.decode_shapes.split(",") if pair]
     if args.dry_run:
         global DEV, sync, Event
         DEV, sync, Event = "cpu", (lambda: None), _HostEvent
@@ -814,8 +819,10 @@ def main():
         args.prefill_seqlens, args.prefill_tokens = [64, 128], 256
         args.decode_batches, args.decode_lens = [1, 2], [256]
         args.act_shape = (64, 256)
+        decode_pairs = [(min(b, 2), min(L, 256)) for b, L in decode_pairs]
     elif not torch.cuda.is_available():
         sys.exit("no CUDA device visible to torch")
+    args.decode_pairs = decode_pairs
     os.makedirs(args.out, exist_ok=True)
     meta = machine_meta()
     stem = f"{slug(meta['gpu'])}_{meta['date'][:10]}"
