@@ -8,7 +8,7 @@
 #   3. suite 3 (bench/reference_benchmark.py --only decode --kiln-tiers tensor) on each
 #      build in turn, twice (new, pre, new, pre): copy, cuDNN and flash in every run
 # DECODE_SHAPES (e.g. 8:4096,1:32768) narrows suite 3 to those (batch, KV length) pairs.
-# With PRE_ENV instead of PRE_DIR (e.g. PRE_ENV=KILN_GPU_CLUSTER=0), pre is the same build
+# With PRE_ENV instead of PRE_DIR (e.g. PRE_ENV=KILN_GPU_PDL=0), pre is the same build
 # run with those environment settings: a switch read when the context starts.
 # With ALT_DIR set, a third build (alt) whose kernels/decode.cu comes from there runs after
 # pre in each pass. SKIP_TORCH=1 leaves the torch GPU tests out (a minute and a half).

@@ -259,7 +259,11 @@
  * FMA and integer pipes (kernels/hopper.h, kiln_hp_exp2_fma: 8 instructions against one
  * MUFU op) instead of the MUFU unit, which at head dim 64 has as much work per tile as the
  * tensor cores (64 exponentials a thread, 16 a clock per SM) and held a quarter of the
- * key loop's stall samples at S = 1k (bench/results/ncu_*f9c48c1*). 0: all on MUFU. */
+ * key loop's stall samples at S = 1k (bench/results/ncu_*f9c48c1*). 0: all on MUFU. 2 of 8
+ * at head dim 64 ran slower at every head-dim-64 suite-2 shape on an H100 (bench/hopper_ab.sh,
+ * fexp2 beside staged, bench/results/hopper-ab_fexp2_*): S = 1k 371.5 against 386.7
+ * TFLOP/s, causal 274.6 against 296.5, 4k and 16k 8-11% slower; so the exponentials' unit
+ * is not what those shapes wait for, and the default stays 0. */
 #ifndef KILN_HOPPER_FMA_EXP
 #define KILN_HOPPER_FMA_EXP(d) 0
 #endif

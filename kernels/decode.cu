@@ -45,13 +45,6 @@
  * that arrives last in its split group (a 64-bit counter per group after the LSE, see
  * KILN_DECODE_TAG) merges the group's partials into out and LSE and resets the count, so
  * a caller's workspace and a CUDA graph replay need no clearing.
- * The cluster variant (KILN_DECODE_CLUSTER=1, sm_90+, 2 .. KILN_DECODE_CLUSTER_MAX splits):
- * the host launches the split group as one cluster (x = row block * num_splits + split);
- * each block leaves its partial in its own shared memory and, after a cluster barrier,
- * merges a share of the output dims from every peer's through distributed shared memory
- * (PTX ISA mapa, ld.shared::cluster, barrier.cluster). Its merge after the key loops is
- * then two cluster barriers and one round of shared-memory loads; the workspace is not
- * touched.
  */
 #include "kiln_device.h"
 #include "kiln_args.h"
@@ -68,9 +61,6 @@
 #endif
 #if KILN_DTYPE != 1 && KILN_DTYPE != 2
 #error "the decode kernel takes f16 or bf16"
-#endif
-#ifndef KILN_DECODE_CLUSTER
-#define KILN_DECODE_CLUSTER 0
 #endif
 
 #define D KILN_HEAD_DIM
@@ -408,41 +398,6 @@ KILN_DEV kiln_u64 *dec_counter(const kiln_attn_args *a, kiln_i64 row0, kiln_i32 
            ((row0 + p0 / group) * a->heads_q + hk * group + p0 % group);
 }
 
-#if KILN_DECODE_CLUSTER
-/* Thread-block clusters (PTX ISA: "Cluster of Cooperative Thread Arrays", mapa,
- * ld.shared::cluster, barrier.cluster; sm_90+). */
-KILN_DEV kiln_u32 dec_cluster_size(void)
-{
-    kiln_u32 r;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r));
-    return r;
-}
-/* Every thread of every block of the cluster arrives (its shared-memory stores released to
- * the cluster) and waits for all (acquiring theirs). */
-KILN_DEV void dec_cluster_sync(void)
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-KILN_DEV void dec_cluster_arrive(void)
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-}
-KILN_DEV void dec_cluster_wait(void)
-{
-    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-/* The float at p in this block's shared memory, read from block `rank` of the cluster. */
-KILN_DEV float dec_peer_load(const float *p, kiln_u32 rank)
-{
-    kiln_u32 at;
-    float v;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(at) : "r"(kiln_smem_addr(p)), "r"(rank));
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(at) : "memory");
-    return v;
-}
-#endif
-
 KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
 {
     KILN_SHARED KILN_ALIGN16 kiln_elem qs[ROWS][D];
@@ -466,14 +421,8 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
      * a hundred instructions each. */
     const kiln_i32 group = (kiln_i32)(a.heads_q / a.heads_kv);
     const kiln_i32 row_blocks = (kiln_i32)((a.seqlen_q * group + ROWS - 1) / ROWS);
-#if KILN_DECODE_CLUSTER
-    /* A split group is a cluster: its blocks are neighbours along x. */
-    const kiln_i32 rb = (kiln_i32)kiln_block_x() / a.num_splits;
-    const kiln_i32 split = (kiln_i32)kiln_block_x() % a.num_splits;
-#else
     const kiln_i32 rb = (kiln_i32)kiln_block_x() % row_blocks;
     const kiln_i32 split = (kiln_i32)kiln_block_x() / row_blocks;
-#endif
     const kiln_i64 hk = kiln_block_y();
     const kiln_i64 b = kiln_block_z();
     const kiln_seq s = kiln_seq_of(&a, b);
@@ -534,7 +483,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
          * not after the key loop, where the last block's merge is the grid's tail. The tag,
          * once there, stays (the last block of every call puts it back), so the value read
          * here still tells at the arrival below. */
-        if (!KILN_DECODE_CLUSTER && a.num_splits > 1 && tid == 0)
+        if (a.num_splits > 1 && tid == 0)
             ctr_seen = *(volatile kiln_u64 *)dec_counter(&a, s.row0, p0, group, hk);
         kiln_sync();
     }
@@ -671,66 +620,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
         return;
     }
 
-#if KILN_DECODE_CLUSTER
-    {
-        /* The cluster's merge: this block's partial in its own shared memory (cp, cl);
-         * after the barrier, block `split` of the group merges dims di + 16 e for e =
-         * split, split + num_splits, ... < DPT of every row from all blocks' partials and
-         * stores them, block 0 the row's LSE too. A second barrier keeps every block's
-         * shared memory until its peers have read it. A launch whose cluster is not the
-         * split group (a host bug) traps rather than read another group's partials. */
-        KILN_SHARED KILN_ALIGN16 float cp[ROWS][D];
-        KILN_SHARED float cl[ROWS];
-        const kiln_i32 ns = a.num_splits;
-        if (dec_cluster_size() != (kiln_u32)ns || ns > KILN_DECODE_CLUSTER_MAX) asm volatile("trap;");
-        #pragma unroll
-        for (kiln_i32 e = 0; e < DPT; ++e) cp[row][di + 16 * e] = live ? acc[e] * inv : 0.0f;
-        if (di == 0) cl[row] = live ? lse : kiln_neg_inf();
-        dec_cluster_sync();
-        /* Every load is issued before any is used: one round of shared-memory latency. */
-        float w[KILN_DECODE_CLUSTER_MAX];
-        float x[DPT][KILN_DECODE_CLUSTER_MAX];
-        #pragma unroll
-        for (kiln_i32 sp = 0; sp < KILN_DECODE_CLUSTER_MAX; ++sp) {
-            w[sp] = sp < ns ? dec_peer_load(&cl[row], (kiln_u32)sp) : kiln_neg_inf();
-            #pragma unroll
-            for (kiln_i32 e = 0; e < DPT; ++e)
-                x[e][sp] = sp < ns && e % ns == split
-                               ? dec_peer_load(&cp[row][di + 16 * e], (kiln_u32)sp)
-                               : 0.0f;
-        }
-        float mm = kiln_neg_inf(), tot = 0.0f;
-        #pragma unroll
-        for (kiln_i32 sp = 0; sp < KILN_DECODE_CLUSTER_MAX; ++sp) mm = kiln_fmaxf(mm, w[sp]);
-        #pragma unroll
-        for (kiln_i32 sp = 0; sp < KILN_DECODE_CLUSTER_MAX; ++sp) {
-            /* A split that saw nothing has LSE -inf and weight 0; a NaN LSE (which the max
-             * skips) gives a NaN weight, so the row stays NaN. */
-            w[sp] = sp < ns ? kiln_expf(w[sp] - (mm == kiln_neg_inf() ? 0.0f : mm)) : 0.0f;
-            tot += w[sp];
-        }
-        const float tinv = tot == 0.0f ? 0.0f : 1.0f / tot;
-        /* Every remote read has returned (their values are used below before any store):
-         * this block may leave once its peers have read it too. */
-        float mo[DPT];
-        #pragma unroll
-        for (kiln_i32 e = 0; e < DPT; ++e) {
-            mo[e] = 0.0f;
-            #pragma unroll
-            for (kiln_i32 sp = 0; sp < KILN_DECODE_CLUSTER_MAX; ++sp) mo[e] += w[sp] * x[e][sp];
-        }
-        dec_cluster_arrive();
-        if (live) {
-            #pragma unroll
-            for (kiln_i32 e = 0; e < DPT; ++e)
-                if (e % ns == split) out[o_at + 16 * e] = kiln_f32_to_elem(mo[e] * tinv);
-            if (split == 0 && di == 0 && a.lse)
-                a.lse[l_at] = tot == 0.0f ? kiln_neg_inf() : mm + kiln_logf(tot);
-        }
-        dec_cluster_wait();
-        return;
-    }
-#else
     /* Split: publish this block's partial, count the group's arrivals. */
     const kiln_i64 split_rows = a.rows_q * a.heads_q;
     const kiln_i64 wrow = (se.row0 + i) * a.heads_q + h;
@@ -783,7 +672,12 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
      * acquire loads of the publication count, so that its own count and store drain
      * leave the tail: no faster on an H100 (bench/decode_ab.sh, two passes,
      * bench/results/decode-ab_publish-late_*: B 1 32k dense 2.49 / 2.48 TB/s against
-     * 2.50 / 2.51, B 8 4k 2.52 / 2.51 against 2.54 / 2.54, pages within 0.01). */
+     * 2.50 / 2.51, B 8 4k 2.52 / 2.51 against 2.54 / 2.54, pages within 0.01). A split
+     * group of 2-8 blocks launched as one thread-block cluster and merged through
+     * distributed shared memory (no workspace or L2 round trip here) was correct but ran
+     * B 8 4k at 1.78 TB/s against 2.41 and B 8 32k at 2.41 against 3.03 on an H100, with
+     * programmatic launch or without: the clustered launch's placement, not this merge,
+     * set its time (bench/results/decode-ab_cluster_*, patch beside it). */
     const kiln_i32 part = tid % 16;
     const kiln_i32 c4 = (tid % (D / 4)) * 4, lane_s = tid / (D / 4);
     kiln_i64 wr[ROWS];
@@ -847,5 +741,4 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     #pragma unroll
     for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + 16 * e] = kiln_f32_to_elem(acc[e] * tinv);
     if (part == 0 && a.lse) a.lse[l_at] = tot == 0.0f ? kiln_neg_inf() : mm + kiln_logf(tot);
-#endif
 }

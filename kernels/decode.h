@@ -20,11 +20,5 @@
  * block. A word without the tag (zero, or whatever a fresh workspace holds) is claimed by a
  * compare-and-swap that installs the tag, so no workspace needs clearing. */
 #define KILN_DECODE_TAG 0x6b696c6eu
-/* The cluster variant (sm_90 and newer, compiled with KILN_DECODE_CLUSTER=1; key
- * ...fixed.cluster.tensor): a split group is one thread-block cluster of num_splits blocks
- * along x, merged through distributed shared memory with no workspace, counter or second
- * round trip to L2. Taken for 2 .. KILN_DECODE_CLUSTER_MAX splits (the portable cluster
- * size); more splits merge through the workspace. */
-#define KILN_DECODE_CLUSTER_MAX 8
 
 #endif

@@ -34,7 +34,7 @@ typedef long (*mark_fn)(const char *);
 typedef void (*refuse_fn)(int);
 static ctx_fn get_current;
 static set_fn set_current;
-static count_fn launches, pdl_launches, cluster_launches;
+static count_fn launches, pdl_launches;
 static mark_fn marked_loads;
 static refuse_fn refuse_pdl;
 
@@ -132,7 +132,6 @@ static void test_host_path(void)
     pdl_launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_pdl_launches");
     marked_loads = (mark_fn)kiln_dl_sym(lib, "fake_cuda_marked_loads");
     refuse_pdl = (refuse_fn)kiln_dl_sym(lib, "fake_cuda_refuse_pdl");
-    cluster_launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_cluster_launches");
     /* A cache of its own, kept between runs. */
     kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
     kiln_env_set("KILN_CUDA_DRIVER_PATH", KILN_FAKE_CUDA);
@@ -275,60 +274,6 @@ static void test_host_path(void)
     CHECK_STR_CONTAINS(kiln_last_error(), "KILN_GPU_PDL=yes");
     CHECK(bad == NULL);
     kiln_env_set("KILN_GPU_PDL", NULL);
-    check_note_ran();
-
-    check_case("cuda host: decode split groups in thread-block clusters, and KILN_GPU_CLUSTER");
-    {
-        /* One query over 256 keys (decode-shaped): 2 .. 8 splits run the cluster variant in
-         * one clustered launch with no workspace of kiln's; 16 splits the workspace merge,
-         * as every split count does with KILN_GPU_CLUSTER=0. */
-        problem g;
-        make(&g, ctx, 256, 64);
-        g.q.shape[1] = 1;
-        g.out.shape[1] = 1;
-        const struct {
-            int splits;
-            const char *variant;
-            long clustered;
-        } cases[] = {{4, "attn_decode.bf16.d64.full.fixed.cluster.tensor", 1},
-                     {8, "attn_decode.bf16.d64.full.fixed.cluster.tensor", 1},
-                     {16, "attn_decode.bf16.d64.full.fixed.tensor", 0},
-                     {1, "attn_decode.bf16.d64.full.fixed.tensor", 0}};
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-            g.prm.num_splits = cases[i].splits;
-            before = launches();
-            long cl_before = cluster_launches();
-            CHECK_OK(run(&g));
-            CHECK_EQ(launches() - before, 1);
-            CHECK_EQ(cluster_launches() - cl_before, cases[i].clustered);
-            CHECK_OK(kiln_last_dispatch(&d));
-            CHECK_STR_EQ(d.variant, cases[i].variant);
-            CHECK_EQ(d.num_splits, cases[i].splits);
-        }
-        unmake(&g);
-        kiln_env_set("KILN_GPU_CLUSTER", "0");
-        kiln_context *flat = NULL;
-        CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &flat));
-        if (flat) {
-            make(&g, flat, 256, 64);
-            g.q.shape[1] = 1;
-            g.out.shape[1] = 1;
-            g.prm.num_splits = 4;
-            long cl_before = cluster_launches();
-            CHECK_OK(run(&g));
-            CHECK_EQ(cluster_launches() - cl_before, 0);
-            CHECK_OK(kiln_last_dispatch(&d));
-            CHECK_STR_EQ(d.variant, "attn_decode.bf16.d64.full.fixed.tensor");
-            unmake(&g);
-            kiln_context_free(flat);
-        }
-        kiln_env_set("KILN_GPU_CLUSTER", "on");
-        bad = NULL;
-        CHECK_STATUS(kiln_context_create(KILN_BACKEND_CUDA, 0, &bad), KILN_INVALID_ARGUMENT);
-        CHECK_STR_CONTAINS(kiln_last_error(), "KILN_GPU_CLUSTER=on");
-        CHECK(bad == NULL);
-        kiln_env_set("KILN_GPU_CLUSTER", NULL);
-    }
     check_note_ran();
 
     check_case("cuda host: shipped code objects only from this library's kernel sources");

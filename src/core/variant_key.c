@@ -80,9 +80,7 @@ void kiln_variant_key(const kiln_variant_desc *d, char *buf, size_t cap)
     case KILN_VARIANT_ACT: kiln_variant_key_act(buf, cap, d->act, d->dtype, d->tier); return;
     case KILN_VARIANT_DECODE: {
         char rest[128];
-        char tier[48];
-        snprintf(tier, sizeof tier, "%s%s", d->cluster ? "cluster." : "", d->tier);
-        key_attn(rest, sizeof rest, d->dtype, d->head_dim, d->mask, d->mode, tier);
+        key_attn(rest, sizeof rest, d->dtype, d->head_dim, d->mask, d->mode, d->tier);
         snprintf(buf, cap, "attn_decode.%s", rest + 9); /* after "attn_fwd." */
         return;
     }

@@ -4,8 +4,6 @@
  *   attn_fwd.<dtype>.d<head_dim>.<mask>.<mode>[.k<keys>].<tier>
  *                                 mask: full | causal | window; mode: fixed | varlen | paged;
  *                                 k<keys>: a variant's key tile when not its tier's default
- *   attn_decode.<as attn_fwd, without k<keys>>[.cluster].<tier>
- *                                 cluster: split groups merged within a thread-block cluster
  *   attn_combine.<dtype>.d<head_dim>.<tier>
  *   <act>_and_mul.<dtype>.<tier>                        act: silu | gelu | gelu_tanh
  * dtype is kiln_dtype_name(): f32 | f16 | bf16. tier: cpu | generic | tensor | hopper.
@@ -50,7 +48,6 @@ typedef struct kiln_variant_desc {
     const char *tier;    /* static text: "cpu", "generic", "tensor" */
     int32_t block_k;     /* attention: keys per tile when not the tier's default, else 0 */
     int32_t block_q;     /* attention: query rows per tile when not the tier's default, else 0 */
-    int32_t cluster;     /* decode: 1 for the variant that merges its splits in a cluster */
 } kiln_variant_desc;
 void kiln_variant_key(const kiln_variant_desc *d, char *buf, size_t cap);
 

@@ -115,7 +115,7 @@ static kiln_status cpu_attention(void *state, const kiln_attn_problem *p,
     KILN_FORWARD(kiln_cpu_attention(state, p, &kr, &splits));
     kiln_dispatch_note_target(note, kr->target);
     note->variant = (kiln_variant_desc){KILN_VARIANT_ATTN, p->dtype, (int32_t)p->head_dim,
-                                        kiln_mask_index(p), p->mode, KILN_ACT_SILU, "cpu", 0, 0, 0};
+                                        kiln_mask_index(p), p->mode, KILN_ACT_SILU, "cpu", 0, 0};
     note->num_splits = splits;
     return KILN_OK;
 }
@@ -125,7 +125,7 @@ static kiln_status cpu_act(void *state, const kiln_act_problem *p, kiln_dispatch
     KILN_FORWARD(kiln_cpu_act(state, p, &kr));
     kiln_dispatch_note_target(note, kr->target);
     note->variant = (kiln_variant_desc){KILN_VARIANT_ACT, p->dtype, 0, 0, KILN_MODE_FIXED,
-                                        p->act, "cpu", 0, 0, 0};
+                                        p->act, "cpu", 0, 0};
     note->num_splits = 1;
     return KILN_OK;
 }

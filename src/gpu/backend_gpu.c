@@ -57,7 +57,6 @@ typedef struct gpu_state {
     kiln_cond *loaded;
     gpu_workspace workspaces[GPU_WORKSPACE_SLOTS];
     unsigned next_evict;
-    int decode_cluster; /* the decode kernel's cluster variant may run (KILN_GPU_CLUSTER) */
 } gpu_state;
 
 /* ---- compiling and loading variants --------------------------------------------------- */
@@ -254,19 +253,17 @@ static kiln_status kernel_for(gpu_state *s, const kiln_gpu_variant *v, const gpu
 
 /* ---- the backend table ---------------------------------------------------------------- */
 
-/* A launch feature's switch, read once when the context starts: 1 (the default) uses it
- * where the device has it, 0 turns it off. KILN_GPU_PDL=0 queues kernels without the
- * programmatic-dependency attribute (each starts only when the stream's previous work has
- * finished); KILN_GPU_CLUSTER=0 merges every decode split group through the workspace
- * instead of within a thread-block cluster (kernels/decode.h). */
-static kiln_status pdl_from_env(const char *name, int *off)
+/* KILN_GPU_PDL=0 queues kernels without the programmatic-dependency attribute (each starts
+ * only when the stream's previous work has finished); 1, the default, uses it where the
+ * device has it. Read once, when the context starts. */
+static kiln_status pdl_from_env(int *off)
 {
     char env[16];
     *off = 0;
-    if (!kiln_env_get(name, env, sizeof env) || !env[0] || strcmp(env, "1") == 0)
+    if (!kiln_env_get("KILN_GPU_PDL", env, sizeof env) || !env[0] || strcmp(env, "1") == 0)
         return KILN_OK;
-    KILN_FAIL_IF(strcmp(env, "0") != 0, KILN_INVALID_ARGUMENT, "%s=%s: expected 0 or 1", name,
-                 env);
+    KILN_FAIL_IF(strcmp(env, "0") != 0, KILN_INVALID_ARGUMENT,
+                 "KILN_GPU_PDL=%s: expected 0 or 1", env);
     *off = 1;
     return KILN_OK;
 }
@@ -284,9 +281,8 @@ static kiln_status gpu_init(const kiln_gpu_driver *drv, int device, void **state
     kiln_status st = s->mutex && s->loaded
                          ? kiln_gpu_tier_from_env(&s->tier)
                          : kiln_fail(KILN_OUT_OF_MEMORY, "cannot create a mutex");
-    int pdl_off = 0, cluster_off = 0;
-    if (st == KILN_OK) st = pdl_from_env("KILN_GPU_PDL", &pdl_off);
-    if (st == KILN_OK) st = pdl_from_env("KILN_GPU_CLUSTER", &cluster_off);
+    int pdl_off = 0;
+    if (st == KILN_OK) st = pdl_from_env(&pdl_off);
     if (st == KILN_OK) st = kiln_gpu_open(drv, device, &s->info, &s->dev);
     if (st != KILN_OK) {
         kiln_cond_free(s->loaded);
@@ -294,11 +290,7 @@ static kiln_status gpu_init(const kiln_gpu_driver *drv, int device, void **state
         free(s);
         return st;
     }
-    if (pdl_off || !drv->launch_ex) s->dev->pdl = 0;
-    /* The decode kernel's cluster variant needs the extended launch and sm_90 or newer
-     * (the variant choice checks the target); KILN_GPU_CLUSTER=0 keeps every split merge
-     * in the workspace. */
-    s->decode_cluster = !cluster_off && drv->launch_ex != NULL;
+    if (pdl_off || !drv->launch_pdl) s->dev->pdl = 0;
     s->target = kiln_target_find(s->info.target);
     /* auto takes the hopper tier only where the driver makes tensor maps (a map-less
      * query answers whether it can). */
@@ -436,9 +428,6 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p,
     kiln_status st = KILN_OK;
 
     KILN_FORWARD(kiln_gpu_variant_for_attn_tier(p, s->target, s->tier, &v));
-    const int cluster = v.kind == KILN_KERNEL_DECODE && v.wide && s->decode_cluster;
-    if (v.kind == KILN_KERNEL_DECODE && !cluster) v.wide = 0;
-    if (cluster) shared_ws = 0; /* its split groups merge in shared memory */
     KILN_FORWARD(kernel_for(s, &v, &k));
     /* The decode kernel merges its splits itself. */
     const int combine_launch = splits > 1 && v.kind != KILN_KERNEL_DECODE;
@@ -465,9 +454,6 @@ static kiln_status gpu_attention(void *state, const kiln_attn_problem *p,
     if (st == KILN_OK && v.tier == KILN_GPU_TIER_ID_HOPPER)
         st = kiln_gpu_hopper_launch(s->dev, k->fn, &v, &a, grid, block, k->smem,
                                     s->info.compute_units, p->stream);
-    else if (st == KILN_OK && cluster)
-        st = kiln_gpu_launch_cluster(s->dev, k->fn, grid, block, k->smem, p->stream, args,
-                                     (unsigned)splits);
     else if (st == KILN_OK)
         st = kiln_gpu_launch(s->dev, k->fn, grid, block, k->smem, p->stream, args);
     if (st == KILN_OK && combine_launch && !grid_empty(cgrid))

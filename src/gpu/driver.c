@@ -219,7 +219,7 @@ kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[
     int refused = 0;
     char why[512] = "";
     if (kiln_atomic_load_int(&dev->pdl)) {
-        int r = dev->drv->launch_ex(fn, grid, block, smem_bytes, stream, args, 1, 1);
+        int r = dev->drv->launch_pdl(fn, grid, block, smem_bytes, stream, args);
         if (r == 0) return KILN_OK;
         /* A driver with cuLaunchKernelEx that refuses the attribute (a virtualised device,
          * say) gets the same launch without it; if that goes through, this context launches
@@ -241,22 +241,6 @@ kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[
                  "plain one; launching without it in this context from now on",
                  why);
     }
-    return KILN_OK;
-}
-
-kiln_status kiln_gpu_launch_cluster(kiln_gpu_device *dev, void *fn, const unsigned grid[3],
-                                    const unsigned block[3], unsigned smem_bytes, void *stream,
-                                    void **args, unsigned cluster_x)
-{
-    KILN_FAIL_IF(!dev->drv->launch_ex, KILN_INTERNAL,
-                 "a thread-block cluster launch on a driver without cuLaunchKernelEx");
-    KILN_FAIL_IF(cluster_x < 1 || grid[0] % cluster_x != 0, KILN_INTERNAL,
-                 "a grid of %u blocks along x in clusters of %u", grid[0], cluster_x);
-    int r = dev->drv->launch_ex(fn, grid, block, smem_bytes, stream, args,
-                                kiln_atomic_load_int(&dev->pdl), cluster_x);
-    if (r != 0)
-        return kiln_gpu_fail(dev->drv, KILN_DEVICE_ERROR, r,
-                             "cuLaunchKernelEx (thread-block clusters)");
     return KILN_OK;
 }
 

@@ -149,21 +149,19 @@ struct kiln_gpu_driver {
     kiln_status (*tensor_map)(void *map, int is_bf16, const void *base, int rank,
                               const uint64_t *dims, const uint64_t *strides,
                               const uint32_t *box);
-    /* (NVIDIA only, NULL elsewhere) launch's arguments through the extended launch: where
-     * pdl, queued so that the kernel may start while the stream's previous kernel still
-     * runs (programmatic dependent launch: every kiln kernel waits for it before touching
-     * memory, kiln_grid_wait in kernels/vendor/cuda.h; used where open() set the device's
-     * pdl); where cluster_x > 1, in thread-block clusters of cluster_x blocks along x
-     * (grid[0] a multiple of it). */
-    int (*launch_ex)(void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
-                     void *stream, void **params, int pdl, unsigned cluster_x);
+    /* (NVIDIA only, NULL elsewhere) launch's arguments, queued so that the kernel may start
+     * while the stream's previous kernel still runs (programmatic dependent launch): every
+     * kiln kernel waits for it before touching memory (kiln_grid_wait, kernels/vendor/cuda.h).
+     * Used where open() set the device's pdl. */
+    int (*launch_pdl)(void *fn, const unsigned grid[3], const unsigned block[3], unsigned smem,
+                      void *stream, void **params);
 };
 
 /* A vendor's table from its functions, named <prefix>_load, _load_compiler, _open, _close,
  * _current_get, _current_set, _error_text, and its static entry_names, rtc_names, shared
  * and rtc. */
 #define KILN_GPU_DRIVER_TABLE(prefix, kind_, name_, compiler_, label_, arch_option_, image_,    \
-                              smem_attribute_, set_attribute_, tensor_map_, launch_ex_)        \
+                              smem_attribute_, set_attribute_, tensor_map_, launch_pdl_)       \
     {                                                                                          \
         .kind = kind_, .name = name_, .compiler = compiler_, .compiler_label = label_,         \
         .arch_option = arch_option_, .image_label = image_, .entry_names = entry_names,        \
@@ -172,7 +170,7 @@ struct kiln_gpu_driver {
         .close = prefix##_close, .current_get = prefix##_current_get,                          \
         .current_set = prefix##_current_set, .error_text = prefix##_error_text,                \
         .smem_optin_attribute = smem_attribute_, .func_set_attribute = set_attribute_,        \
-        .tensor_map = tensor_map_, .launch_ex = launch_ex_,                                    \
+        .tensor_map = tensor_map_, .launch_pdl = launch_pdl_,                                  \
     }
 
 /* An open device. */
@@ -181,7 +179,7 @@ struct kiln_gpu_device {
     void *ctx;   /* what drv->current_set makes current */
     int ordinal;
     int handle;  /* the driver's device handle (CUdevice) */
-    /* Launches go through drv->launch_ex with pdl: set by open() where the device and driver can
+    /* Launches go through drv->launch_pdl: set by open() where the device and driver can
      * (compute capability 9.0 or newer, cuLaunchKernelEx), cleared by the backend when
      * KILN_GPU_PDL=0, and by the first launch the driver refuses with the attribute but
      * takes without it (read and cleared atomically: launches run without a lock). */
@@ -228,12 +226,6 @@ kiln_status kiln_gpu_function_smem(kiln_gpu_device *dev, void *fn, unsigned byte
 kiln_status kiln_gpu_launch(kiln_gpu_device *dev, void *fn, const unsigned grid[3],
                             const unsigned block[3], unsigned smem_bytes, void *stream,
                             void **args);
-/* The same in thread-block clusters of cluster_x blocks along x (NVIDIA, sm_90 and newer:
- * where the backend has decode_cluster), with the programmatic dependency where the device
- * has pdl. */
-kiln_status kiln_gpu_launch_cluster(kiln_gpu_device *dev, void *fn, const unsigned grid[3],
-                                    const unsigned block[3], unsigned smem_bytes, void *stream,
-                                    void **args, unsigned cluster_x);
 void *kiln_gpu_mem_alloc(kiln_gpu_device *dev, size_t bytes);
 void kiln_gpu_mem_free(kiln_gpu_device *dev, void *ptr);
 /* to_device nonzero: host src -> device dst; zero: device src -> host dst. Synchronous. */

@@ -40,12 +40,6 @@ static int has_mma_sync(const kiln_target *t)
            atoi(t->name + 3) >= 80;
 }
 
-/* Thread-block clusters and distributed shared memory: NVIDIA from sm_90 on. */
-static int has_clusters(const kiln_target *t)
-{
-    return has_mma_sync(t) && atoi(t->name + 3) >= 90;
-}
-
 /* wgmma, TMA and setmaxnreg: sm_90 (compiled for sm_90a). */
 static int has_wgmma(const kiln_target *t)
 {
@@ -122,11 +116,8 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                         /* The decode kernel: NVIDIA only (mma.sync fragments). */
                         v.kind = KILN_KERNEL_DECODE;
                         v.wide = 0;
-                        if (has_mma_sync(t) && kiln_gpu_decode_head_dim(dims[d])) {
+                        if (has_mma_sync(t) && kiln_gpu_decode_head_dim(dims[d]))
                             put(out, cap, &n, v);
-                            v.wide = 1; /* the cluster variant */
-                            if (has_clusters(t)) put(out, cap, &n, v);
-                        }
                     }
     }
     if (has_wgmma(t))
@@ -328,8 +319,7 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
             kiln_gpu_decode_head_dim(p->head_dim) && p->num_splits <= KILN_DECODE_MAX_SPLITS) {
             v->kind = KILN_KERNEL_DECODE;
             v->head_dim = (int32_t)p->head_dim;
-            v->wide = has_clusters(t) && p->num_splits >= 2 &&
-                      p->num_splits <= KILN_DECODE_CLUSTER_MAX;
+            v->wide = 0;
         }
     }
     return KILN_OK;
@@ -407,11 +397,10 @@ void kiln_gpu_variant_desc(const kiln_gpu_variant *v, kiln_variant_desc *d)
     d->tier = v->kind == KILN_KERNEL_ATTN || v->kind == KILN_KERNEL_DECODE
                   ? kiln_gpu_variant_tier_name(v)
                   : KILN_GPU_TIER_GENERIC;
-    d->block_k = !v->wide || v->tier == KILN_GPU_TIER_ID_HOPPER || v->kind == KILN_KERNEL_DECODE
+    d->block_k = !v->wide || v->tier == KILN_GPU_TIER_ID_HOPPER
                      ? 0
                      : KILN_TQ_BLOCK_K(v->head_dim, tq_flags(v));
     d->block_q = v->wide && v->tier == KILN_GPU_TIER_ID_HOPPER ? kiln_gpu_hopper_block_q(v) : 0;
-    d->cluster = v->kind == KILN_KERNEL_DECODE && v->wide;
 }
 
 void kiln_gpu_variant_key(const kiln_gpu_variant *v, char *buf, size_t cap)
@@ -470,9 +459,8 @@ int kiln_gpu_variant_defines(const kiln_gpu_variant *v, kiln_gpu_defines *s)
                          (int)v->family);
             if (v->wide)
                 snprintf(s->text[n++], sizeof s->text[0], "%s",
-                         v->kind == KILN_KERNEL_DECODE         ? "-DKILN_DECODE_CLUSTER=1"
-                         : v->tier == KILN_GPU_TIER_ID_HOPPER ? "-DKILN_HOPPER_LONG=1"
-                                                               : "-DKILN_TQ_LONG_TILES=1");
+                         v->tier == KILN_GPU_TIER_ID_HOPPER ? "-DKILN_HOPPER_LONG=1"
+                                                            : "-DKILN_TQ_LONG_TILES=1");
         }
     }
     for (int i = 0; i < n; ++i) s->ptr[i] = s->text[i];

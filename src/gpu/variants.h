@@ -94,9 +94,7 @@ typedef struct kiln_gpu_variant {
     /* Hopper tier: 1 for the long variant (three consumers, KILN_HOPPER_LONG; key
      * ...q192.hopper). NVIDIA tensor tier: 1 on sm_90 where its long key tiles differ
      * from the other targets' (kernels/attention_mma.h's KILN_TQ_LONG; key ...k64.tensor).
-     * Decode kernel: 1 for the cluster variant (sm_90 and newer, 2 ..
-     * KILN_DECODE_CLUSTER_MAX splits merged in a thread-block cluster, KILN_DECODE_CLUSTER;
-     * key ...cluster.tensor). 0 everywhere else. */
+     * 0 everywhere else. */
     int32_t wide;
 } kiln_gpu_variant;
 

@@ -9,8 +9,7 @@
  * makes its context current; fake_cuda_launches() and the current-context entry points let
  * a test see whether kiln put the caller's context back. Launches come through
  * cuLaunchKernelEx with the programmatic-dependency attribute (the device is sm_90) or,
- * with KILN_GPU_PDL=0, through cuLaunchKernel; fake_cuda_pdl_launches() counts the first,
- * fake_cuda_cluster_launches() those in thread-block clusters (checked against the grid).
+ * with KILN_GPU_PDL=0, through cuLaunchKernel; fake_cuda_pdl_launches() counts the first.
  * fake_cuda_marked_loads(m) counts the module images that begin with "KILNTEST-<m>" (a test's
  * stand-ins for shipped code objects), so a test sees which file kiln loaded.
  * fake_cuda_refuse_pdl(1) makes cuLaunchKernelEx refuse the programmatic attribute
@@ -32,7 +31,7 @@ enum { OK = 0, INVALID_VALUE = 1, INVALID_CONTEXT = 201, NOT_FOUND = 500 };
 
 static int primary_ctx; /* its address is the device's primary context */
 static _Thread_local void *current;
-static long launches, pdl_launches, cluster_launches;
+static long launches, pdl_launches;
 static long marked_fresh, marked_stale;
 static int refuse_pdl;
 
@@ -40,11 +39,6 @@ FAKE_API long fake_cuda_launches(void) { return __atomic_load_n(&launches, __ATO
 FAKE_API long fake_cuda_pdl_launches(void)
 {
     return __atomic_load_n(&pdl_launches, __ATOMIC_RELAXED);
-}
-
-FAKE_API long fake_cuda_cluster_launches(void)
-{
-    return __atomic_load_n(&cluster_launches, __ATOMIC_RELAXED);
 }
 
 FAKE_API long fake_cuda_marked_loads(const char *mark)
@@ -139,7 +133,6 @@ typedef struct {
     union {
         char bytes[64];
         int value;
-        unsigned dims[3];
     } v;
 } fake_launch_attr;
 typedef struct {
@@ -152,20 +145,9 @@ FAKE_API CUresult cuLaunchKernelEx(const fake_launch_config *c, void *fn, void *
                                    void **extra)
 {
     if (!c || (c->num_attrs && !c->attrs)) return INVALID_VALUE;
-    /* The attributes kiln sets: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (6,
-     * an int 0 or 1) and CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION (4: x, y, z, each dividing
-     * the grid's, at most 8 blocks in all as the driver's portable limit). */
+    /* The one attribute kiln sets: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. */
     int pdl = 0;
-    unsigned cluster = 1;
     for (unsigned i = 0; i < c->num_attrs; i++) {
-        if (c->attrs[i].id == 4) {
-            const unsigned *d = c->attrs[i].v.dims;
-            if (!d[0] || !d[1] || !d[2] || c->gx % d[0] || c->gy % d[1] || c->gz % d[2] ||
-                d[0] * d[1] * d[2] > 8)
-                return INVALID_VALUE;
-            cluster = d[0] * d[1] * d[2];
-            continue;
-        }
         if (c->attrs[i].id != 6 || (c->attrs[i].v.value != 0 && c->attrs[i].v.value != 1))
             return INVALID_VALUE;
         pdl |= c->attrs[i].v.value;
@@ -174,7 +156,6 @@ FAKE_API CUresult cuLaunchKernelEx(const fake_launch_config *c, void *fn, void *
     CUresult r = cuLaunchKernel(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem,
                                 c->stream, params, extra);
     if (r == OK && pdl) __atomic_add_fetch(&pdl_launches, 1, __ATOMIC_RELAXED);
-    if (r == OK && cluster > 1) __atomic_add_fetch(&cluster_launches, 1, __ATOMIC_RELAXED);
     return r;
 }
 FAKE_API CUresult cuMemAlloc_v2(void **ptr, size_t bytes)

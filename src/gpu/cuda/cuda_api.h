@@ -41,20 +41,15 @@ enum {
 enum { KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 
 /* cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute: an id, padding to 8
- * bytes, a 64-byte value) and the attributes kiln sets:
- * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, value an int, and
- * CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, value three unsigned ints. */
-enum {
-    KILN_CU_LAUNCH_ATTR_CLUSTER_DIMENSION = 4,
-    KILN_CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6
-};
+ * bytes, a 64-byte value) and the one attribute kiln sets:
+ * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, value an int. */
+enum { KILN_CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
 typedef struct kiln_cu_launch_attr {
     int id;
     char pad[4];
     union {
         char bytes[64];
         int programmatic_stream_serialization;
-        unsigned cluster_dim[3];
     } value;
 } kiln_cu_launch_attr;
 typedef struct kiln_cu_launch_config {

@@ -193,32 +193,20 @@ static kiln_status cuda_open(kiln_gpu_device *d, kiln_gpu_info *info)
     return KILN_OK;
 }
 
-/* The launch through cuLaunchKernelEx (see kiln_gpu_driver): with programmatic stream
- * serialization allowed where pdl, in clusters of cluster_x blocks along x where
- * cluster_x > 1. */
-static int cuda_launch_ex(void *fn, const unsigned grid[3], const unsigned block[3],
-                          unsigned smem, void *stream, void **params, int pdl,
-                          unsigned cluster_x)
+/* The launch with programmatic stream serialization allowed (see kiln_gpu_driver). */
+static int cuda_launch_pdl(void *fn, const unsigned grid[3], const unsigned block[3],
+                           unsigned smem, void *stream, void **params)
 {
-    kiln_cu_launch_attr attrs[2];
-    unsigned n = 0;
-    memset(attrs, 0, sizeof attrs);
-    if (pdl) {
-        attrs[n].id = KILN_CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attrs[n++].value.programmatic_stream_serialization = 1;
-    }
-    if (cluster_x > 1) {
-        attrs[n].id = KILN_CU_LAUNCH_ATTR_CLUSTER_DIMENSION;
-        attrs[n].value.cluster_dim[0] = cluster_x;
-        attrs[n].value.cluster_dim[1] = attrs[n].value.cluster_dim[2] = 1;
-        ++n;
-    }
+    kiln_cu_launch_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = KILN_CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmatic_stream_serialization = 1;
     const kiln_cu_launch_config config = {{grid[0], grid[1], grid[2]},
                                           {block[0], block[1], block[2]},
                                           smem,
                                           (CUstream)stream,
-                                          n ? attrs : NULL,
-                                          n};
+                                          &attr,
+                                          1};
     return cu.cuLaunchKernelEx(&config, (CUfunction)fn, params, NULL);
 }
 
@@ -259,6 +247,6 @@ static kiln_status cuda_tensor_map(void *map, int is_bf16, const void *base, int
 static const kiln_gpu_driver cuda_driver =
     KILN_GPU_DRIVER_TABLE(cuda, KILN_BACKEND_CUDA, "cuda", "nvrtc", "NVRTC", "--gpu-architecture=",
                           "cubin", KILN_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                          cuda_func_set_attribute, cuda_tensor_map, cuda_launch_ex);
+                          cuda_func_set_attribute, cuda_tensor_map, cuda_launch_pdl);
 
 const kiln_gpu_driver *kiln_cuda_driver(void) { return &cuda_driver; }
