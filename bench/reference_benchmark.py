@@ -549,6 +549,20 @@ def suite_prefill(args, meta):
             "flops": "4*B*H*S*S*D, halved for causal", "meta": meta, "results": results}
 
 
+def decode_shapes(text):
+    """--decode-shapes: "B:L,B:L" as [(B, L), ...], both positive; [] for ""."""
+    pairs = []
+    for pair in (p.strip() for p in text.split(",")):
+        if not pair:
+            continue
+        parts = pair.split(":")
+        if len(parts) != 2 or not all(x.isdigit() and int(x) > 0 for x in parts):
+            sys.exit(f"--decode-shapes: {pair!r} is not a batch:length pair of positive "
+                     "integers (e.g. 8:4096,1:32768)")
+        pairs.append((int(parts[0]), int(parts[1])))
+    return pairs
+
+
 def suite_decode(args, meta):
     """K+V read bandwidth of one decode step, against a device copy of the same bytes timed
     in the same run (its rate counts bytes read + written, so the two compare as fractions
@@ -809,8 +823,7 @@ def main():
     if args.quick:
         args.prefill_seqlens, args.decode_lens = [1024, 4096], [4096]
         args.decode_batches = [1, 64]
-    decode_pairs = [tuple(int(x) for x in pair.split(":"))
-                    for pair in args.decode_shapes.split(",") if pair]
+    decode_pairs = decode_shapes(args.decode_shapes)
     if args.dry_run:
         global DEV, sync, Event
         DEV, sync, Event = "cpu", (lambda: None), _HostEvent

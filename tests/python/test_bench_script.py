@@ -1,6 +1,6 @@
 """bench/reference_benchmark.py, the script every GPU figure comes from, on the CPU: its
 --dry-run (host clock for CUDA events, the CPU backend, small shapes) for suites 2, 3 and 5
-with both timing methods, the order in which the interleaved method takes its samples, and
+with both timing methods, suite 3 narrowed by --decode-shapes, the order in which the interleaved method takes its samples, and
 that kiln tiers sharing one output buffer are each checked on their own output. Needs torch
 (CPU); run with the fast path only (the script does not depend on which path the binding
 takes)."""
@@ -95,6 +95,35 @@ class SuitesDryRun(unittest.TestCase):
 
     def test_sequential(self):
         self.check(self.run_suites("sequential"), "one contender after another")
+
+
+class DecodeShapes(unittest.TestCase):
+    """--decode-shapes narrows suite 3 to the pairs given, in their order (the dry run
+    shrinks each to at most batch 2, 256 keys); a malformed pair is an error naming it."""
+
+    def run_script(self, shapes, out):
+        return subprocess.run([sys.executable, SCRIPT, "--dry-run", "--only", "decode",
+                               "--kiln-tiers", "generic", "--decode-shapes", shapes,
+                               "--out", out], capture_output=True, text=True, timeout=300)
+
+    def test_pairs(self):
+        with tempfile.TemporaryDirectory() as out:
+            r = self.run_script("2:128,1:64", out)
+            self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
+            files = [f for f in os.listdir(out) if f.startswith("decode_") and
+                     f.endswith(".json")]
+            self.assertEqual(len(files), 1, files)
+            with open(os.path.join(out, files[0])) as f:
+                rows = json.load(f)["results"]
+            self.assertEqual([(row["B"], row["L"]) for row in rows], [(2, 128), (1, 64)])
+
+    def test_malformed(self):
+        with tempfile.TemporaryDirectory() as out:
+            for bad in ("8x4096", "8:0", "8:4096:1"):
+                r = self.run_script(bad, out)
+                self.assertNotEqual(r.returncode, 0, bad)
+                self.assertIn("--decode-shapes", r.stderr, bad)
+                self.assertIn(repr(bad), r.stderr, bad)
 
 
 class SharedOutput(unittest.TestCase):
