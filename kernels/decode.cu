@@ -676,8 +676,10 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
      * group of 2-8 blocks launched as one thread-block cluster and merged through
      * distributed shared memory (no workspace or L2 round trip here) was correct but ran
      * B 8 4k at 1.78 TB/s against 2.41 and B 8 32k at 2.41 against 3.03 on an H100, with
-     * programmatic launch or without: the clustered launch's placement, not this merge,
-     * set its time (bench/results/decode-ab_cluster_*, patch beside it). */
+     * programmatic launch or without. At B 8 32k the merge (about 5 us) is under 2% of a
+     * 354 us call, so the loss is in the key loops: the clustered launch placed or held
+     * its blocks worse (not profiled; bench/results/decode-ab_cluster_*, patch beside
+     * it). */
     const kiln_i32 part = tid % 16;
     const kiln_i32 c4 = (tid % (D / 4)) * 4, lane_s = tid / (D / 4);
     kiln_i64 wr[ROWS];
