@@ -42,12 +42,11 @@ cp -r CMakeLists.txt CMakePresets.json cmake include src kernels tools tests ben
 { cmake -S . -B $b -DKILN_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Release -DKILN_COMPILE_MATRIX=OFF &&
   cmake --build $b -j "$jobs"; } > "$logs/build.log" 2>&1 &
 p1=$!
+p2=""
 if [ -z "$pre_env" ]; then
   { cmake -S "$pre/src" -B "$pre/build" -DKILN_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release &&
     cmake --build "$pre/build" -j "$jobs"; } > "$logs/build_pre.log" 2>&1 &
   p2=$!
-else
-  true & p2=$!
 fi
 alts="new pre"
 r3=0
@@ -62,7 +61,7 @@ if [ -n "${ALT_DIR:-}" ]; then
   r3=$?
 fi
 wait $p1; r1=$?
-wait $p2; r2=$?
+r2=0; [ -n "$p2" ] && { wait "$p2"; r2=$?; }
 stamp "built rc=$r1/$r2/$r3"
 if [ $r1 -ne 0 ] || [ $r2 -ne 0 ] || [ $r3 -ne 0 ]; then
   tail -30 "$logs"/build*.log >> "$sum"

@@ -570,8 +570,7 @@ def suite_decode(args, meta):
     dev = torch.device(DEV)
     hq, hkv, d = 32, 8, 128
     results = []
-    pairs = args.decode_pairs or [(b, L) for b in args.decode_batches for L in args.decode_lens]
-    for b, L in pairs:
+    for b, L in args.decode_pairs:
         results.append(decode_row(args, dev, b, hq, hkv, d, L))
     return {"suite": "decode", "timing": timing_note(args) + "; graph: 20 calls captured in "
                                          "a CUDA graph, replayed between events, median of 5 "
@@ -823,7 +822,6 @@ def main():
     if args.quick:
         args.prefill_seqlens, args.decode_lens = [1024, 4096], [4096]
         args.decode_batches = [1, 64]
-    decode_pairs = decode_shapes(args.decode_shapes)
     if args.dry_run:
         global DEV, sync, Event
         DEV, sync, Event = "cpu", (lambda: None), _HostEvent
@@ -832,10 +830,13 @@ def main():
         args.prefill_seqlens, args.prefill_tokens = [64, 128], 256
         args.decode_batches, args.decode_lens = [1, 2], [256]
         args.act_shape = (64, 256)
-        decode_pairs = [(min(b, 2), min(L, 256)) for b, L in decode_pairs]
     elif not torch.cuda.is_available():
         sys.exit("no CUDA device visible to torch")
-    args.decode_pairs = decode_pairs
+    # Suite 3's (batch, length) pairs: --decode-shapes', else every batch with every length
+    # (the dry run shrinks the pairs given to its toy sizes).
+    args.decode_pairs = [(min(b, 2), min(L, 256)) if args.dry_run else (b, L)
+                         for b, L in decode_shapes(args.decode_shapes)] or \
+        [(b, L) for b in args.decode_batches for L in args.decode_lens]
     os.makedirs(args.out, exist_ok=True)
     meta = machine_meta()
     stem = f"{slug(meta['gpu'])}_{meta['date'][:10]}"

@@ -239,13 +239,13 @@ KILN_DEV void hp_ring_next(kiln_i32 *st, kiln_u32 *ph)
     }
 }
 
-/* Softmax of one tile of scores (keys kt ..): masks, the online max and sum, and the
- * weights left in sc; alpha gets each row's rescale factor for O. */
 /* The softmax's exponential of accumulator x: of every 8, the last KILN_HOPPER_FMA_EXP(D)
  * on the FMA pipes (kiln_hp_exp2_fma), the rest on the MUFU unit. */
 #define HP_EXP2(x, v) \
     ((x) % 8 >= 8 - KILN_HOPPER_FMA_EXP(D) ? kiln_hp_exp2_fma(v) : kiln_hp_exp2(v))
 
+/* Softmax of one tile of scores (keys kt ..): masks, the online max and sum, and the
+ * weights left in sc; alpha gets each row's rescale factor for O. */
 KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], float alpha[2],
                          kiln_i32 kt, kiln_i32 hi, kiln_i32 i0, kiln_i32 i_last,
                          kiln_i32 diag, kiln_i32 tq4, int plain, float slope, kiln_i32 cw)

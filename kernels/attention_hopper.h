@@ -256,7 +256,7 @@
 #endif
 
 /* Per head dim d, how many of every 8 of a tile's softmax exponentials are computed on the
- * FMA and integer pipes (kernels/hopper.h, kiln_hp_exp2_fma: 8 instructions against one
+ * FMA and integer pipes (kernels/hopper.h, kiln_hp_exp2_fma: ten instructions against one
  * MUFU op) instead of the MUFU unit, which at head dim 64 has as much work per tile as the
  * tensor cores (64 exponentials a thread, 16 a clock per SM) and held a quarter of the
  * key loop's stall samples at S = 1k (bench/results/ncu_*f9c48c1*). 0: all on MUFU. 2 of 8

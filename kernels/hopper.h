@@ -209,18 +209,17 @@ KILN_DEV float kiln_hp_exp2(float x)
     return y;
 }
 
-/* 2^x without the MUFU unit, on the FMA and integer pipes (8 instructions): x = n + f with n
+/* 2^x without the MUFU unit, on the FMA and integer pipes (ten instructions): x = n + f with n
  * the nearest integer (the 1.5 x 2^23 rounding trick) and f in [-0.5, 0.5]; 2^f from a
  * degree-3 polynomial (least relative error on that interval, about 7.5e-5: below half an
  * ulp of the bf16 and f16 weights it feeds, 2^-9 and 2^-11); times 2^n built in the
- * exponent field. x is first raised to -127 by a max that keeps NaN (PTX ISA "max",
- * .NaN, sm_80+), so -inf gives exactly 0 (2^-127's field is 0), NaN gives NaN (p is NaN)
- * and, as with .ftz, results below 2^-126 are 0 or a subnormal of no weight. Valid up to
- * x = 128 (the softmax's arguments stay below its rescale slack). */
+ * exponent field. x is first raised to -127 by a max that keeps NaN (kiln_fmax_nan), so
+ * -inf gives exactly 0 (2^-127's field is 0), NaN gives NaN (p is NaN) and, as with .ftz,
+ * results below 2^-126 are 0 or a subnormal of no weight. Valid up to x = 128 (the
+ * softmax's arguments stay below its rescale slack). */
 KILN_DEV float kiln_hp_exp2_fma(float x)
 {
-    float c;
-    asm("max.NaN.f32 %0, %1, %2;" : "=f"(c) : "f"(x), "f"(-127.0f));
+    const float c = kiln_fmax_nan(x, -127.0f);
     const float t = c + 12582912.0f; /* 1.5 x 2^23: n in t's low mantissa bits */
     const float f = c - (t - 12582912.0f);
     const float p =
