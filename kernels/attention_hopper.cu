@@ -156,6 +156,12 @@
 #else
 #define HP_CONSUMER_WAIT(bar, ph) kiln_mbar_wait(bar, ph)
 #endif
+/* An item's first S product issued before the previous item's output (KILN_HOPPER_EARLY_S,
+ * attention_hopper.h): only where the output has its own staging tile, so the next Q can be
+ * in shared memory by then, and without a mask: under the causal one ptxas serializes the
+ * kernel's products (C7515) however the early product is placed. */
+#define HP_EARLY_S (KILN_HOPPER_EARLY_S(D) && KILN_HOPPER_O_OWN(D, KILN_MASK) && \
+                    KILN_HOPPER_PERSISTENT(D, KILN_MASK) && KILN_MASK == KILN_MASK_FULL)
 /* Named barriers 2 + NC + c: the 128 threads of consumer c (output staging). */
 #define HP_BAR_OWN(c) (2 + NC + (c))
 
@@ -639,6 +645,12 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #if KILN_HOPPER_PINGPONG
     int turns = 0; /* the last consumer has passed the first turn */
 #endif
+#if HP_EARLY_S
+    int s_early = 0; /* this item's first S product was issued during the last one's end */
+#define HP_S_ISSUED() kiln_shfl_idx(s_early, 0) /* uniform in ptxas's eyes */
+#else
+#define HP_S_ISSUED() 0
+#endif
 
     hp_item it;
     for (kiln_i32 j = 0; hp_step(&a, &wk, j, &it); ++j) {
@@ -707,13 +719,15 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (cw == NC - 1 && !turns) kiln_bar_arrive(2, 256);
             turns = 1;
 #endif
-            HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);
-            HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
-            HP_MMA_TURN_WAIT();
-            kiln_wgmma_fence();
-            hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
-            HP_MMA_TURN_PASS();
-            kiln_wgmma_wait(0);
+            if (!HP_S_ISSUED()) {
+                HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);
+                HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
+                HP_MMA_TURN_WAIT();
+                kiln_wgmma_fence();
+                hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
+                HP_MMA_TURN_PASS();
+                kiln_wgmma_wait(0);
+            }
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
             if (lane == 0) {
@@ -773,6 +787,34 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             rs = st;
             rph = ph;
         }
+#if HP_EARLY_S
+        /* The next item's first S product goes out now, so its latency passes under this
+         * item's output. Its Q is the tile after this item's (loaded once this item's last
+         * S product read Q: an output tile of its own), its K the ring's next slot. */
+        {
+            /* Issued whether or not the next step is an item with keys, so that no branch
+             * stands between the product and its wait (ptxas serializes every product of
+             * the kernel otherwise). Without one it reads whatever the slot and the Q
+             * tile hold (a copy for a later item may be writing them) and its result is
+             * dropped: the next item issues its own. Every consumer passes the same turns
+             * either way. */
+            hp_item nx;
+            s_early = hp_step(&a, &wk, j + 1, &nx) && nx.q0 >= 0 && nx.ntiles > 0;
+            s_early = kiln_shfl_idx(s_early, 0);
+            if (s_early) {
+                HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)(qn + (ntiles > 0)) & 1u);
+                HP_CONSUMER_WAIT(&bars[BAR_KFULL(rs)], rph);
+            }
+#if KILN_HOPPER_PINGPONG
+            if (cw == NC - 1 && !turns) kiln_bar_arrive(2, 256);
+            turns = 1;
+#endif
+            HP_MMA_TURN_WAIT();
+            kiln_wgmma_fence();
+            hp_issue_s(sc, qd, kiln_wg_desc_add(kd, rs * TILE_K));
+            HP_MMA_TURN_PASS();
+        }
+#endif
 
         {
             /* The item again for the output, computed anew rather than kept in registers
@@ -900,6 +942,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (!HP_O_OWN && lane == 0) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
             ++qn;
         }
+        /* The early product is waited for here, inside the item that issued it: carried in
+         * flight into the next one, ptxas serializes every product of the kernel. */
+        if (HP_EARLY_S) kiln_wgmma_wait(0);
     }
 #if KILN_HOPPER_PINGPONG
     if (cw == 0 && turns) HP_TURN_WAIT(); /* the last consumer's pass after its last phase */
