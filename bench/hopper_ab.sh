@@ -53,8 +53,9 @@
 #                 at head dim 64 (a polynomial, kiln_hp_exp2_fma), the rest on MUFU
 #        fexp2    2 of every 8 at head dim 64
 #        fexp2all 2 of every 8 at every head dim
-#        early    KILN_HOPPER_EARLY_S 1: without a mask, the next item's first S product
-#                 issued before this item's output is written (default: after)
+#        early    KILN_HOPPER_EARLY_S 1: the next item's first S product issued before
+#                 this item's output is written (two-consumer variants on the persistent
+#                 grid; default: after)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build

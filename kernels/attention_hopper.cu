@@ -158,10 +158,10 @@
 #endif
 /* An item's first S product issued before the previous item's output (KILN_HOPPER_EARLY_S,
  * attention_hopper.h): only where the output has its own staging tile, so the next Q can be
- * in shared memory by then, and without a mask: under the causal one ptxas serializes the
- * kernel's products (C7515) however the early product is placed. */
+ * in shared memory by then, and in two consumers: the three-consumer variants spill 8-24
+ * bytes with it. */
 #define HP_EARLY_S (KILN_HOPPER_EARLY_S(D) && KILN_HOPPER_O_OWN(D, KILN_MASK) && \
-                    KILN_HOPPER_PERSISTENT(D, KILN_MASK) && KILN_MASK == KILN_MASK_FULL)
+                    KILN_HOPPER_PERSISTENT(D, KILN_MASK) && NC == 2)
 /* Named barriers 2 + NC + c: the 128 threads of consumer c (output staging). */
 #define HP_BAR_OWN(c) (2 + NC + (c))
 
@@ -645,14 +645,31 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #if KILN_HOPPER_PINGPONG
     int turns = 0; /* the last consumer has passed the first turn */
 #endif
-#if HP_EARLY_S
-    int s_early = 0; /* this item's first S product was issued during the last one's end */
-#define HP_S_ISSUED() kiln_shfl_idx(s_early, 0) /* uniform in ptxas's eyes */
-#else
-#define HP_S_ISSUED() 0
-#endif
 
     hp_item it;
+#if HP_EARLY_S
+    float sc[NACC_S]; /* an item's scores, from the product issued at the item before's end */
+    {
+        /* The first item's first S product (each later one's is issued at the end of the
+         * item before). */
+        kiln_i32 jn = 0;
+        int ok = hp_step(&a, &wk, 0, &it);
+        while (ok && it.q0 < 0) ok = hp_step(&a, &wk, ++jn, &it);
+        if (kiln_shfl_idx(ok && it.ntiles > 0, 0)) {
+            HP_CONSUMER_WAIT(&bars[BAR_Q], 0u);
+            HP_CONSUMER_WAIT(&bars[BAR_KFULL(0)], 0u);
+        }
+#if KILN_HOPPER_PINGPONG
+        if (cw == NC - 1) kiln_bar_arrive(2, 256);
+        turns = 1;
+#endif
+        HP_MMA_TURN_WAIT();
+        kiln_wgmma_fence();
+        hp_issue_s(sc, qd, kd);
+        HP_MMA_TURN_PASS();
+        kiln_wgmma_wait(0);
+    }
+#endif
     for (kiln_i32 j = 0; hp_step(&a, &wk, j, &it); ++j) {
         if (it.q0 < 0) continue;
         /* 32-bit inside the tile loop (the host keeps sequences below 2^29): registers. */
@@ -700,7 +717,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         float o[NACC_O];
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] = 0.0f;
-        float sc[NACC_S], alpha[2];
+#if !HP_EARLY_S
+        float sc[NACC_S];
+#endif
+        float alpha[2];
         kiln_u32 pf[BN / 16][4];
 
         /* Pipeline inside the warpgroup, step t >= 1: issue S_t = Q K_t^T and O += P_{t-1}
@@ -719,15 +739,15 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (cw == NC - 1 && !turns) kiln_bar_arrive(2, 256);
             turns = 1;
 #endif
-            if (!HP_S_ISSUED()) {
-                HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);
-                HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
-                HP_MMA_TURN_WAIT();
-                kiln_wgmma_fence();
-                hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
-                HP_MMA_TURN_PASS();
-                kiln_wgmma_wait(0);
-            }
+#if !HP_EARLY_S
+            HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);
+            HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
+            HP_MMA_TURN_WAIT();
+            kiln_wgmma_fence();
+            hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
+            HP_MMA_TURN_PASS();
+            kiln_wgmma_wait(0);
+#endif
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
             if (lane == 0) {
@@ -789,26 +809,25 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         }
 #if HP_EARLY_S
         /* The next item's first S product goes out now, so its latency passes under this
-         * item's output. Its Q is the tile after this item's (loaded once this item's last
-         * S product read Q: an output tile of its own), its K the ring's next slot. */
+         * item's output: the next item (steps without rows skipped) takes its scores from
+         * here and issues no first product of its own. Its Q is the tile after this item's
+         * (loaded once this item's last S product read Q: an output tile of its own), its K
+         * the ring's next slot.
+         * Issued whether or not there is such an item with keys, so that no branch stands
+         * between the product and its wait, nor at the next item's start (ptxas serializes
+         * every product of the kernel otherwise, C7515 / C7518 / C7520). Without one it
+         * reads whatever the slot and the Q tile hold (a copy for a later item may be
+         * writing them) and its result goes unused. Every consumer passes the same turns
+         * either way. */
         {
-            /* Issued whether or not the next step is an item with keys, so that no branch
-             * stands between the product and its wait (ptxas serializes every product of
-             * the kernel otherwise). Without one it reads whatever the slot and the Q
-             * tile hold (a copy for a later item may be writing them) and its result is
-             * dropped: the next item issues its own. Every consumer passes the same turns
-             * either way. */
             hp_item nx;
-            s_early = hp_step(&a, &wk, j + 1, &nx) && nx.q0 >= 0 && nx.ntiles > 0;
-            s_early = kiln_shfl_idx(s_early, 0);
-            if (s_early) {
+            kiln_i32 jn = j + 1;
+            int ok = hp_step(&a, &wk, jn, &nx);
+            while (ok && nx.q0 < 0) ok = hp_step(&a, &wk, ++jn, &nx);
+            if (kiln_shfl_idx(ok && nx.ntiles > 0, 0)) {
                 HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)(qn + (ntiles > 0)) & 1u);
                 HP_CONSUMER_WAIT(&bars[BAR_KFULL(rs)], rph);
             }
-#if KILN_HOPPER_PINGPONG
-            if (cw == NC - 1 && !turns) kiln_bar_arrive(2, 256);
-            turns = 1;
-#endif
             HP_MMA_TURN_WAIT();
             kiln_wgmma_fence();
             hp_issue_s(sc, qd, kiln_wg_desc_add(kd, rs * TILE_K));

@@ -145,11 +145,11 @@
  * 128, where only the walk and the parameter tests changed, 3% slower without a mask at
  * every length in both runs (e.g. 4k 584.4 / 589.1 against 605.2 / 608.1). Not taken. */
 
-/* Per head dim d, 1: on the persistent grid with an output tile of its own, a consumer
- * issues the next item's first S product (its Q already loaded, its K the ring's next
- * slot) as soon as this item's last P V product is done, and writes this item's output
- * while the tensor cores run it; 0: the output first, then the next item's first product
- * and its wait back to back. */
+/* Per head dim d, 1: on the persistent grid with an output tile of its own and two
+ * consumers, a consumer issues the next item's first S product (its Q already loaded, its
+ * K the ring's next slot) as soon as this item's last P V product is done, and writes this
+ * item's output while the tensor cores run it; 0: the output first, then the next item's
+ * first product and its wait back to back. */
 #ifndef KILN_HOPPER_EARLY_S
 #define KILN_HOPPER_EARLY_S(d) 0
 #endif
