@@ -149,9 +149,10 @@
  * consumers, a consumer issues the next item's first S product (its Q already loaded, its
  * K the ring's next slot) as soon as this item's last P V product is done, and writes this
  * item's output while the tensor cores run it; 0: the output first, then the next item's
- * first product and its wait back to back. Aimed at S = 1k, where a head-dim-64 item of 8
- * key tiles costs about 2.6 us more than 8 tiles of the S = 16k loop (386.7 against 500.4
- * TFLOP/s in bench/results/hopper-ab_fexp2_*). Off until measured: it compiles without
+ * first product and its wait back to back. Aimed at S = 1k, where an item has 8 key
+ * tiles and its start and end weigh most (head dim 64 ran 386.7 TFLOP/s there against
+ * 500.4 at 16k, in the three-consumer variant, bench/results/hopper-ab_fexp2_*; cuDNN
+ * 433-438 and 456-461). Off until measured: it compiles without
  * a frame or serialized products (head dim 64 / 128, causal or not, f16 and bf16) but has
  * not yet run on a GPU (`ALTS="staged early" bash bench/hopper_ab.sh` is the A/B, its
  * conformance run with the tier forced included). */
