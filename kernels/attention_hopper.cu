@@ -553,6 +553,33 @@ KILN_DEV kiln_u32 hp_tile_off(kiln_i32 r, kiln_i32 c)
     return (kiln_u32)(c / 8) * (BM * 128) + (kiln_u32)r * 128 + (kiln_u32)((c % 8) ^ (r % 8)) * 16;
 }
 
+#if HP_EARLY_S
+/* The first S product of the first item at step j or later with rows, issued and committed
+ * but not waited for (KILN_HOPPER_EARLY_S): its Q tile's phase qph, its K in slot st of
+ * phase ph. Issued whether or not there is such an item with keys, so that no branch stands
+ * between the product and its wait, nor at that item's start (ptxas serializes every
+ * product of the kernel otherwise, C7515 / C7518 / C7520); without one it reads whatever the
+ * slot and the Q tile hold (a copy for a later item may be writing them) and its result goes
+ * unused. Every consumer passes the same turns either way. */
+KILN_DEV void hp_issue_first_s(const kiln_attn_args *a, const hp_walk *wk, kiln_i32 j,
+                               kiln_u64 *bars, kiln_u32 qph, kiln_i32 st, kiln_u32 ph,
+                               float sc[NACC_S], kiln_u64 qd, kiln_u64 kd, kiln_i32 cw)
+{
+    (void)cw; /* the turn macros' */
+    hp_item nx;
+    int ok = hp_step(a, wk, j, &nx);
+    while (ok && nx.q0 < 0) ok = hp_step(a, wk, ++j, &nx);
+    if (kiln_shfl_idx(ok && nx.ntiles > 0, 0)) { /* uniform in ptxas's eyes */
+        HP_CONSUMER_WAIT(&bars[BAR_Q], qph);
+        HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
+    }
+    HP_MMA_TURN_WAIT();
+    kiln_wgmma_fence();
+    hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
+    HP_MMA_TURN_PASS();
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS(D, KILN_MASK, KILN_HOPPER_LONG), 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
               const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv,
@@ -649,26 +676,14 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     hp_item it;
 #if HP_EARLY_S
     float sc[NACC_S]; /* an item's scores, from the product issued at the item before's end */
-    {
-        /* The first item's first S product (each later one's is issued at the end of the
-         * item before). */
-        kiln_i32 jn = 0;
-        int ok = hp_step(&a, &wk, 0, &it);
-        while (ok && it.q0 < 0) ok = hp_step(&a, &wk, ++jn, &it);
-        if (kiln_shfl_idx(ok && it.ntiles > 0, 0)) {
-            HP_CONSUMER_WAIT(&bars[BAR_Q], 0u);
-            HP_CONSUMER_WAIT(&bars[BAR_KFULL(0)], 0u);
-        }
+    /* The first item's first S product (each later one's is issued at the end of the item
+     * before). */
 #if KILN_HOPPER_PINGPONG
-        if (cw == NC - 1) kiln_bar_arrive(2, 256);
-        turns = 1;
+    if (cw == NC - 1) kiln_bar_arrive(2, 256);
+    turns = 1;
 #endif
-        HP_MMA_TURN_WAIT();
-        kiln_wgmma_fence();
-        hp_issue_s(sc, qd, kd);
-        HP_MMA_TURN_PASS();
-        kiln_wgmma_wait(0);
-    }
+    hp_issue_first_s(&a, &wk, 0, bars, 0u, 0, 0u, sc, qd, kd, cw);
+    kiln_wgmma_wait(0);
 #endif
     for (kiln_i32 j = 0; hp_step(&a, &wk, j, &it); ++j) {
         if (it.q0 < 0) continue;
@@ -812,27 +827,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
          * item's output: the next item (steps without rows skipped) takes its scores from
          * here and issues no first product of its own. Its Q is the tile after this item's
          * (loaded once this item's last S product read Q: an output tile of its own), its K
-         * the ring's next slot.
-         * Issued whether or not there is such an item with keys, so that no branch stands
-         * between the product and its wait, nor at the next item's start (ptxas serializes
-         * every product of the kernel otherwise, C7515 / C7518 / C7520). Without one it
-         * reads whatever the slot and the Q tile hold (a copy for a later item may be
-         * writing them) and its result goes unused. Every consumer passes the same turns
-         * either way. */
-        {
-            hp_item nx;
-            kiln_i32 jn = j + 1;
-            int ok = hp_step(&a, &wk, jn, &nx);
-            while (ok && nx.q0 < 0) ok = hp_step(&a, &wk, ++jn, &nx);
-            if (kiln_shfl_idx(ok && nx.ntiles > 0, 0)) {
-                HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)(qn + (ntiles > 0)) & 1u);
-                HP_CONSUMER_WAIT(&bars[BAR_KFULL(rs)], rph);
-            }
-            HP_MMA_TURN_WAIT();
-            kiln_wgmma_fence();
-            hp_issue_s(sc, qd, kiln_wg_desc_add(kd, rs * TILE_K));
-            HP_MMA_TURN_PASS();
-        }
+         * the ring's next slot. */
+        hp_issue_first_s(&a, &wk, j + 1, bars, (kiln_u32)(qn + (ntiles > 0)) & 1u, rs, rph, sc,
+                         qd, kd, cw);
 #endif
 
         {
