@@ -18,7 +18,17 @@
  * blocks of a split group that have arrived; the group's last block puts the count back to
  * 0 and keeps the tag, so the next call (or graph replay) counts with one atomic add per
  * block. A word without the tag (zero, or whatever a fresh workspace holds) is claimed by a
- * compare-and-swap that installs the tag, so no workspace needs clearing. */
+ * compare-and-swap that installs the tag, so no workspace needs clearing. The step pool's
+ * counters (KILN_DECODE_POOL) work the same way, their low half counting claimed steps. */
 #define KILN_DECODE_TAG 0x6b696c6eu
+/* The step pool (kernels/decode.cu, "Step pool"): 1 lets the blocks of a split group with
+ * one row block take their 16-key steps from a per-group counter at run time instead of
+ * each streaming a fixed share. Off by default: not yet measured on a GPU. Its counters
+ * (same tag scheme, after the arrival counters) are in the workspace either way
+ * (src/core/problem.h), so turning it on needs no host change: a decode.cu that defines it
+ * before its includes is enough (bench/decode_ab.sh). */
+#ifndef KILN_DECODE_POOL
+#define KILN_DECODE_POOL 0
+#endif
 
 #endif
