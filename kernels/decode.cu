@@ -54,9 +54,11 @@
  * for the slowest block, then about 3.7 us of merge. With the option, a call that splits
  * and has one row block (q length 1, the common case) hands its group's steps out at run
  * time: warp w of split sp streams steps sp * NW + w and (num_splits + sp) * NW + w, then
- * those it claims one at a time with an atomic add on a counter per group (after the
- * arrival counters in the workspace, the same tag scheme, reset by the group's last block),
- * each add issued a step before the loads that need its value. A block that runs slower
+ * those it claims one at a time with an atomic add on the group's arrival counter word
+ * (claims counted above the arrivals, see KILN_DECODE_TAG, so the workspace is the same;
+ * reset with the arrivals by the group's last block), each add issued a step before the
+ * loads that need its value. A group whose claims could overflow their 20 bits (about 16M
+ * keys) keeps the fixed shares. A block that runs slower
  * then takes fewer steps instead of ending later. Masks, ALiBi and soft-cap work per key,
  * so the order of the steps does not matter; a block may claim nothing and then publishes
  * l = 0, LSE -inf (weight 0 in the merge). Which keys a split sums varies from call to
@@ -416,24 +418,20 @@ KILN_DEV kiln_u64 *dec_counter(const kiln_attn_args *a, kiln_i64 row0, kiln_i32 
 }
 
 #if KILN_DECODE_POOL
-/* The step pool's counter of the block's split group: after the arrival counters, one word
- * per (row, head) like them (src/core/problem.h counts both). */
-KILN_DEV kiln_u64 *dec_pool_counter(const kiln_attn_args *a, kiln_i64 row0, kiln_i32 p0,
-                                    kiln_i32 group, kiln_i64 hk)
-{
-    return dec_counter(a, row0, p0, group, hk) + a->rows_q * a->heads_q;
-}
-
 /* The step after step x: its fixed share's next (x + NW), or pooled, the group's next
- * step, claimed by lane 0 with one relaxed add (the count only hands out indices; the
- * arrival count orders the data; the other lanes hold 0). Nothing waits for the add until
- * dec_claimed reads its value, a step later. The counter's address comes from shared
- * memory at each claim (a volatile load, so it does not hold registers through the key
- * loop, where the four step buffers leave none to spare). */
+ * step, claimed by lane 0 with one relaxed add of 1 << KILN_DECODE_CLAIM_SHIFT to the
+ * group's arrival counter word (the claim count only hands out indices; the arrival count
+ * orders the data; the other lanes hold 0). The claim's index is the old word's claim
+ * field (bits 12-31 of its low half, above whatever arrivals the group has counted).
+ * Nothing waits for the add until dec_claimed reads its value, a step later. The word's
+ * address comes from shared memory at each claim (a volatile load, so it does not hold
+ * registers through the key loop, where the four step buffers leave none to spare). */
 KILN_DEV kiln_u32 dec_claim(int pool, kiln_u64 *volatile *pc, kiln_i32 lane, kiln_i32 x)
 {
     if (!pool) return (kiln_u32)(x + NW);
-    return lane == 0 ? (kiln_u32)kiln_claim64(*pc, 1u) : 0u;
+    return lane == 0 ? (kiln_u32)kiln_claim64(*pc, (kiln_u64)1 << KILN_DECODE_CLAIM_SHIFT) >>
+                           KILN_DECODE_CLAIM_SHIFT
+                     : 0u;
 }
 
 /* The step dec_claim's c stands for. Pooled steps start at dyn0, after the warps' fixed
@@ -487,7 +485,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     KILN_SHARED int last_flag;
     KILN_SHARED kiln_u64 ctr_seen; /* the group's counter word when the block started */
 #if KILN_DECODE_POOL
-    KILN_SHARED kiln_u64 *volatile pool_ctr; /* the group's step pool counter */
+    KILN_SHARED kiln_u64 *volatile pool_ctr; /* the group's counter word, claimed from */
     KILN_SHARED volatile kiln_i32 pool_dyn0;  /* its first step: 2 NW num_splits */
 #endif
     /* The stream's previous kernel may still run (kernels/vendor/cuda.h): no global access
@@ -536,8 +534,13 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
      * split call with one row block, lim = nsteps) warp w of split sp streams steps
      * sp NW + w and (num_splits + sp) NW + w, then those it claims. mine only says whether
      * there is a first step; paged, the page window holds the first step's page only and
-     * the loop loads each later step's entry (dec_pool_page), in either schedule. */
-    const int pool = a.num_splits > 1 && row_blocks == 1; /* block-uniform */
+     * the loop loads each later step's entry (dec_pool_page), in either schedule.
+     * A warp claims again only after reading its last claim below nsteps, so each of the
+     * group's NW num_splits warps claims at most one step past the end: the group counts
+     * at most nsteps + NW num_splits claims, which must fit the counter word's claim field
+     * (KILN_DECODE_CLAIM_LIMIT); a longer group keeps the fixed shares. */
+    const int pool = a.num_splits > 1 && row_blocks == 1 &&
+                     nsteps + NW * a.num_splits < KILN_DECODE_CLAIM_LIMIT; /* block-uniform */
     const kiln_i32 lim = (kiln_i32)(pool ? nsteps : s1);
     const kiln_i32 sa = pool ? split * NW + warp : (kiln_i32)s0 + warp;
     const kiln_i32 sb = sa + (pool ? a.num_splits : 1) * NW;
@@ -586,24 +589,26 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
          * once there, stays (the last block of every call puts it back), so the value read
          * here still tells at the arrival below. */
 #if KILN_DECODE_POOL
-        /* The pool's counter too, in flight with the arrival counter's word; a word without
-         * the tag (a fresh workspace) is claimed as the arrival counter is, here, before
-         * any warp adds to it (the barrier). */
-        kiln_u64 pool_old = (kiln_u64)KILN_DECODE_TAG << 32;
-        if (pool && tid == 0) {
-            pool_ctr = dec_pool_counter(&a, s.row0, p0, group, hk);
-            pool_dyn0 = 2 * a.num_splits * NW;
-            pool_old = *(volatile kiln_u64 *)pool_ctr;
+        /* Pooled, the warps claim from the same word, so a word without the tag (a fresh
+         * workspace) is claimed here, before any warp adds to it (the barrier), rather than
+         * at the arrival; ctr_seen then carries the tag and the arrival adds at once. */
+        if (a.num_splits > 1 && tid == 0) {
+            kiln_u64 *ctr = dec_counter(&a, s.row0, p0, group, hk);
+            kiln_u64 old = *(volatile kiln_u64 *)ctr;
+            if (pool) {
+                pool_ctr = ctr;
+                pool_dyn0 = 2 * a.num_splits * NW;
+                while ((old >> 32) != KILN_DECODE_TAG) {
+                    const kiln_u64 seen = kiln_cas64(ctr, old, (kiln_u64)KILN_DECODE_TAG << 32);
+                    if (seen == old) old = (kiln_u64)KILN_DECODE_TAG << 32; /* claimed, count 0 */
+                    else old = seen;
+                }
+            }
+            ctr_seen = old;
         }
-#endif
+#else
         if (a.num_splits > 1 && tid == 0)
             ctr_seen = *(volatile kiln_u64 *)dec_counter(&a, s.row0, p0, group, hk);
-#if KILN_DECODE_POOL
-        while ((pool_old >> 32) != KILN_DECODE_TAG) { /* tid 0 only */
-            const kiln_u64 seen = kiln_cas64(pool_ctr, pool_old, (kiln_u64)KILN_DECODE_TAG << 32);
-            if (seen == pool_old) break;
-            pool_old = seen;
-        }
 #endif
         kiln_sync();
     }
@@ -837,7 +842,12 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
             old = seen;
         }
         const kiln_u64 prev = kiln_arrive64(ctr, 1u);
+#if KILN_DECODE_POOL
+        /* The arrivals only: the group's claims count above them. */
+        last_flag = (kiln_i64)(prev & KILN_DECODE_ARRIVE_MASK) + 1 == (kiln_i64)a.num_splits;
+#else
         last_flag = (kiln_i64)(prev & 0xffffffffu) + 1 == (kiln_i64)a.num_splits;
+#endif
     }
     kiln_sync();
     if (!last_flag) return; /* block-uniform */
@@ -927,15 +937,9 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     }
     const float tinv = tot == 0.0f ? 0.0f : 1.0f / tot;
     /* Every block of the group has arrived and every partial is read: the count goes back
-     * to 0 for the next call, the tag stays. */
+     * to 0 for the next call, the tag stays. With the step pool the claim count goes with
+     * it: every block read its claims' values before it arrived, so none claims any more. */
     if (tid == 0) kiln_st64(dec_counter(&a, se.row0, p0, group, hk), (kiln_u64)KILN_DECODE_TAG << 32);
-#if KILN_DECODE_POOL
-    /* The pool's count too (every block has arrived, so none claims any more); a group
-     * that did not pool leaves a word no other group of the call uses at tag | 0, which
-     * any later call may start from. */
-    if (tid == 0)
-        kiln_st64(dec_pool_counter(&a, se.row0, p0, group, hk), (kiln_u64)KILN_DECODE_TAG << 32);
-#endif
     if (!live) return;
     #pragma unroll
     for (kiln_i32 e = 0; e < DPT; ++e) out[o_at + 16 * e] = kiln_f32_to_elem(acc[e] * tinv);

@@ -86,14 +86,12 @@ static inline size_t kiln_split_workspace_bytes(int32_t splits, int64_t rows_q,
                                                 int64_t heads_q, int64_t head_dim)
 {
     if (splits <= 1) return 0;
-    /* Partial outputs and LSE, then two 8-byte counters per (row, head) (kernels/decode.cu:
-     * the arrival counters, by which the last block of a split group to arrive merges its
-     * splits, then the step pool's, used only where kernels/decode.h's KILN_DECODE_POOL is
-     * on but always counted here, so that option needs no host change), and 32 bytes for
+    /* Partial outputs and LSE, then one 8-byte arrival counter per (row, head)
+     * (kernels/decode.cu merges its splits in the last block to arrive), and 32 bytes for
      * the GPU's alignment of the partials (16) and of the counters (8). */
     return (size_t)splits * (size_t)rows_q * (size_t)heads_q * ((size_t)head_dim + 1) *
                sizeof(float) +
-           (size_t)rows_q * (size_t)heads_q * 2 * 8 + 32;
+           (size_t)rows_q * (size_t)heads_q * 8 + 32;
 }
 
 #endif
