@@ -14,18 +14,6 @@
 # pre in each pass. SKIP_TORCH=1 leaves the torch GPU tests out (a minute and a half).
 # Files go to $OUT: summary.txt (the tables), decode_{new,pre,alt}_{1,2}.json, logs.tgz.
 #   PRE_DIR=$PWD/.prev bash bench/decode_ab.sh
-# The decode kernel's step pool (KILN_DECODE_POOL, kernels/decode.h, off by default) as alt,
-# a decode.cu that turns it on before its includes; pre is this build run again (PDL on is
-# the default), so new against pre shows the noise:
-#   mkdir -p .pool && { echo '#define KILN_DECODE_POOL 1'; cat kernels/decode.cu; } > .pool/decode.cu &&
-#     PRE_ENV=KILN_GPU_PDL=1 ALT_DIR=$PWD/.pool DECODE_SHAPES=1:4096,8:4096,1:32768,8:32768 \
-#     bash bench/decode_ab.sh
-# The tests above run on this tree's build only; for them on the pool, turn it on in
-# kernels/decode.h (git checkout kernels/decode.h after) and compare with a pre that turns
-# it off:
-#   sed -i 's/^#define KILN_DECODE_POOL 0$/#define KILN_DECODE_POOL 1/' kernels/decode.h &&
-#     mkdir -p .nopool && { echo '#define KILN_DECODE_POOL 0'; cat kernels/decode.cu; } > .nopool/decode.cu &&
-#     PRE_DIR=$PWD/.nopool DECODE_SHAPES=1:4096,8:4096,1:32768,8:32768 bash bench/decode_ab.sh
 set -u
 out=${OUT:-${TMPDIR:-/tmp}/kiln-decode-ab}
 work=/tmp/kiln-dab

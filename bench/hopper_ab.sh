@@ -53,9 +53,6 @@
 #                 at head dim 64 (a polynomial, kiln_hp_exp2_fma), the rest on MUFU
 #        fexp2    2 of every 8 at head dim 64
 #        fexp2all 2 of every 8 at every head dim
-#        early    KILN_HOPPER_EARLY_S 1: the next item's first S product issued before
-#                 this item's output is written (two-consumer variants on the persistent
-#                 grid; default: after)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -111,7 +108,6 @@ all_opts=(
   "fexp1|#define KILN_HOPPER_FMA_EXP(d) ((d) == 64 ? 1 : 0)"
   "fexp2|#define KILN_HOPPER_FMA_EXP(d) ((d) == 64 ? 2 : 0)"
   "fexp2all|#define KILN_HOPPER_FMA_EXP(d) 2"
-  "early|#define KILN_HOPPER_EARLY_S(d) 1"
 )
 opts=()
 for n in ${ALTS:-staged old}; do

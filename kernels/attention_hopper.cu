@@ -156,12 +156,6 @@
 #else
 #define HP_CONSUMER_WAIT(bar, ph) kiln_mbar_wait(bar, ph)
 #endif
-/* An item's first S product issued before the previous item's output (KILN_HOPPER_EARLY_S,
- * attention_hopper.h): only where the output has its own staging tile, so the next Q can be
- * in shared memory by then, and in two consumers: the three-consumer variants spill 8-24
- * bytes with it. */
-#define HP_EARLY_S (KILN_HOPPER_EARLY_S(D) && KILN_HOPPER_O_OWN(D, KILN_MASK) && \
-                    KILN_HOPPER_PERSISTENT(D, KILN_MASK) && NC == 2)
 /* Named barriers 2 + NC + c: the 128 threads of consumer c (output staging). */
 #define HP_BAR_OWN(c) (2 + NC + (c))
 
@@ -553,33 +547,6 @@ KILN_DEV kiln_u32 hp_tile_off(kiln_i32 r, kiln_i32 c)
     return (kiln_u32)(c / 8) * (BM * 128) + (kiln_u32)r * 128 + (kiln_u32)((c % 8) ^ (r % 8)) * 16;
 }
 
-#if HP_EARLY_S
-/* The first S product of the first item at step j or later with rows, issued and committed
- * but not waited for (KILN_HOPPER_EARLY_S): its Q tile's phase qph, its K in slot st of
- * phase ph. Issued whether or not there is such an item with keys, so that no branch stands
- * between the product and its wait, nor at that item's start (ptxas serializes every
- * product of the kernel otherwise, C7515 / C7518 / C7520); without one it reads whatever the
- * slot and the Q tile hold (a copy for a later item may be writing them) and its result goes
- * unused. Every consumer passes the same turns either way. */
-KILN_DEV void hp_issue_first_s(const kiln_attn_args *a, const hp_walk *wk, kiln_i32 j,
-                               kiln_u64 *bars, kiln_u32 qph, kiln_i32 st, kiln_u32 ph,
-                               float sc[NACC_S], kiln_u64 qd, kiln_u64 kd, kiln_i32 cw)
-{
-    (void)cw; /* the turn macros' */
-    hp_item nx;
-    int ok = hp_step(a, wk, j, &nx);
-    while (ok && nx.q0 < 0) ok = hp_step(a, wk, ++j, &nx);
-    if (kiln_shfl_idx(ok && nx.ntiles > 0, 0)) { /* uniform in ptxas's eyes */
-        HP_CONSUMER_WAIT(&bars[BAR_Q], qph);
-        HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
-    }
-    HP_MMA_TURN_WAIT();
-    kiln_wgmma_fence();
-    hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
-    HP_MMA_TURN_PASS();
-}
-#endif
-
 extern "C" __global__ void __launch_bounds__(KILN_HOPPER_THREADS(D, KILN_MASK, KILN_HOPPER_LONG), 1)
 kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ kiln_tmap tq,
               const __grid_constant__ kiln_tmap tk, const __grid_constant__ kiln_tmap tv,
@@ -674,17 +641,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 #endif
 
     hp_item it;
-#if HP_EARLY_S
-    float sc[NACC_S]; /* an item's scores, from the product issued at the item before's end */
-    /* The first item's first S product (each later one's is issued at the end of the item
-     * before). */
-#if KILN_HOPPER_PINGPONG
-    if (cw == NC - 1) kiln_bar_arrive(2, 256);
-    turns = 1;
-#endif
-    hp_issue_first_s(&a, &wk, 0, bars, 0u, 0, 0u, sc, qd, kd, cw);
-    kiln_wgmma_wait(0);
-#endif
     for (kiln_i32 j = 0; hp_step(&a, &wk, j, &it); ++j) {
         if (it.q0 < 0) continue;
         /* 32-bit inside the tile loop (the host keeps sequences below 2^29): registers. */
@@ -732,10 +688,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         float o[NACC_O];
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] = 0.0f;
-#if !HP_EARLY_S
-        float sc[NACC_S];
-#endif
-        float alpha[2];
+        float sc[NACC_S], alpha[2];
         kiln_u32 pf[BN / 16][4];
 
         /* Pipeline inside the warpgroup, step t >= 1: issue S_t = Q K_t^T and O += P_{t-1}
@@ -754,7 +707,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (cw == NC - 1 && !turns) kiln_bar_arrive(2, 256);
             turns = 1;
 #endif
-#if !HP_EARLY_S
             HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);
             HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
             HP_MMA_TURN_WAIT();
@@ -762,7 +714,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
             HP_MMA_TURN_PASS();
             kiln_wgmma_wait(0);
-#endif
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
             if (lane == 0) {
@@ -822,15 +773,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             rs = st;
             rph = ph;
         }
-#if HP_EARLY_S
-        /* The next item's first S product goes out now, so its latency passes under this
-         * item's output: the next item (steps without rows skipped) takes its scores from
-         * here and issues no first product of its own. Its Q is the tile after this item's
-         * (loaded once this item's last S product read Q: an output tile of its own), its K
-         * the ring's next slot. */
-        hp_issue_first_s(&a, &wk, j + 1, bars, (kiln_u32)(qn + (ntiles > 0)) & 1u, rs, rph, sc,
-                         qd, kd, cw);
-#endif
 
         {
             /* The item again for the output, computed anew rather than kept in registers
@@ -958,9 +900,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             if (!HP_O_OWN && lane == 0) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
             ++qn;
         }
-        /* The early product is waited for here, inside the item that issued it: carried in
-         * flight into the next one, ptxas serializes every product of the kernel. */
-        if (HP_EARLY_S) kiln_wgmma_wait(0);
     }
 #if KILN_HOPPER_PINGPONG
     if (cw == 0 && turns) HP_TURN_WAIT(); /* the last consumer's pass after its last phase */

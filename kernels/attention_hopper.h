@@ -145,21 +145,6 @@
  * 128, where only the walk and the parameter tests changed, 3% slower without a mask at
  * every length in both runs (e.g. 4k 584.4 / 589.1 against 605.2 / 608.1). Not taken. */
 
-/* Per head dim d, 1: on the persistent grid with an output tile of its own and two
- * consumers, a consumer issues the next item's first S product (its Q already loaded, its
- * K the ring's next slot) as soon as this item's last P V product is done, and writes this
- * item's output while the tensor cores run it; 0: the output first, then the next item's
- * first product and its wait back to back. Aimed at S = 1k, where an item has 8 key
- * tiles and its start and end weigh most (head dim 64 ran 386.7 TFLOP/s there against
- * 500.4 at 16k, in the three-consumer variant, bench/results/hopper-ab_fexp2_*; cuDNN
- * 433-438 and 456-461). Off until measured: it compiles without
- * a frame or serialized products (head dim 64 / 128, causal or not, f16 and bf16) but has
- * not yet run on a GPU (`ALTS="staged early" bash bench/hopper_ab.sh` is the A/B, its
- * conformance run with the tier forced included). */
-#ifndef KILN_HOPPER_EARLY_S
-#define KILN_HOPPER_EARLY_S(d) 0
-#endif
-
 /* 1: each row's max and sum over a tile in four partial chains (kernels/attention_hopper.cu,
  * hp_softmax) rather than one. Nsight Compute (bench/ncu_run.sh, head dim 64, S = 1k) put a
  * third of the key loop's stall samples on fixed-latency dependencies, the row max a chain
@@ -278,7 +263,11 @@
  * at head dim 64 ran slower at every head-dim-64 suite-2 shape on an H100 (bench/hopper_ab.sh,
  * fexp2 beside staged, bench/results/hopper-ab_fexp2_*): S = 1k 371.5 against 386.7
  * TFLOP/s, causal 274.6 against 296.5, 4k and 16k 8-11% slower; so the exponentials' unit
- * is not what those shapes wait for, and the default stays 0. */
+ * is not what those shapes wait for, and the default stays 0.
+ * Nor is the gap between a persistent block's work items at S = 1k closed by issuing the
+ * next item's first S product before this item's output is written: on an H100 head dim
+ * 64 1k ran within 1% of the defaults, 1k causal 5-6% slower, head dim 128 0-4% slower
+ * (bench/results/hopper-ab_early_*, patch beside it). */
 #ifndef KILN_HOPPER_FMA_EXP
 #define KILN_HOPPER_FMA_EXP(d) 0
 #endif

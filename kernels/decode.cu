@@ -45,25 +45,6 @@
  * that arrives last in its split group (a 64-bit counter per group after the LSE, see
  * KILN_DECODE_TAG) merges the group's partials into out and LSE and resets the count, so
  * a caller's workspace and a CUDA graph replay need no clearing.
- *
- * Step pool (KILN_DECODE_POOL in kernels/decode.h; off by default, not yet run on a GPU).
- * The blocks of a split group have the same work, yet on an H200 at B = 8 with 4k keys (256
- * blocks of 1024 keys) their key loops ended over about 5 us (p10 70.4, p50 72.6, max 75.7
- * us), and at B = 1 with 32k keys blocks alone on a multiprocessor ended theirs about 4 us
- * before those sharing one (bench/results/decode-trace_main-67c604d_*.txt). The grid waits
- * for the slowest block, then about 3.7 us of merge. With the option, a call that splits
- * and has one row block (q length 1, the common case) hands its group's steps out at run
- * time: warp w of split sp streams steps sp * NW + w and (num_splits + sp) * NW + w, then
- * those it claims one at a time with an atomic add on the group's arrival counter word
- * (claims counted above the arrivals, see KILN_DECODE_TAG, so the workspace is the same;
- * reset with the arrivals by the group's last block), each add issued a step before the
- * loads that need its value. A group whose claims could overflow their 20 bits (about 16M
- * keys) keeps the fixed shares. A block that runs slower
- * then takes fewer steps instead of ending later. Masks, ALiBi and soft-cap work per key,
- * so the order of the steps does not matter; a block may claim nothing and then publishes
- * l = 0, LSE -inf (weight 0 in the merge). Which keys a split sums varies from call to
- * call, so the output's last bits do too, where the fixed shares repeat exactly. To be
- * kept only if an A/B on a GPU (bench/decode_ab.sh) shows it faster.
  */
 #include "kiln_device.h"
 #include "kiln_args.h"
@@ -417,63 +398,6 @@ KILN_DEV kiln_u64 *dec_counter(const kiln_attn_args *a, kiln_i64 row0, kiln_i32 
            ((row0 + p0 / group) * a->heads_q + hk * group + p0 % group);
 }
 
-#if KILN_DECODE_POOL
-/* The step after step x: its fixed share's next (x + NW), or pooled, the group's next
- * step, claimed by lane 0 with one relaxed add of 1 << KILN_DECODE_CLAIM_SHIFT to the
- * group's arrival counter word (the claim count only hands out indices; the arrival count
- * orders the data; the other lanes hold 0). The claim's index is the old word's claim
- * field (bits 12-31 of its low half, above whatever arrivals the group has counted).
- * Nothing waits for the add until dec_claimed reads its value, a step later. The word's
- * address comes from shared memory at each claim (a volatile load, so it does not hold
- * registers through the key loop, where the four step buffers leave none to spare). */
-KILN_DEV kiln_u32 dec_claim(int pool, kiln_u64 *volatile *pc, kiln_i32 lane, kiln_i32 x)
-{
-    if (!pool) return (kiln_u32)(x + NW);
-    return lane == 0 ? (kiln_u32)kiln_claim64(*pc, (kiln_u64)1 << KILN_DECODE_CLAIM_SHIFT) >>
-                           KILN_DECODE_CLAIM_SHIFT
-                     : 0u;
-}
-
-/* The step dec_claim's c stands for. Pooled steps start at dyn0, after the warps' fixed
- * first two (2 NW per split; read from shared memory too). Warp-uniform; lim or more
- * means none is left. */
-KILN_DEV kiln_i32 dec_claimed(int pool, const volatile kiln_i32 *dyn0, kiln_u32 c)
-{
-    if (!pool) return (kiln_i32)c;
-    return *dyn0 + kiln_shfl_idx((kiln_i32)c, 0);
-}
-
-#if KILN_MODE == KILN_MODE_ID_PAGED
-/* The block-table entry of step j's page, all lanes loading the same word (pages of a
- * multiple of STEP; other sizes take the row-by-row path and need none). */
-KILN_DEV kiln_i32 dec_pool_page(const kiln_attn_args *a, kiln_i64 b, kiln_i64 base, kiln_i32 j)
-{
-    if (a->page_size % STEP != 0) return 0;
-    const kiln_u32 key = (kiln_u32)(base + j * STEP);
-    return a->block_table[b * a->block_table_stride + key / (kiln_u32)a->page_size];
-}
-#endif
-
-/* The rows of step j (dec_step_at's), paged from the page the warp loaded for it. */
-KILN_DEV void dec_pool_at(const kiln_attn_args *a, const kiln_seq *s, kiln_i64 b,
-                          kiln_i64 base, kiln_i32 j, kiln_i32 page, dec_at *at)
-{
-#if KILN_MODE == KILN_MODE_ID_PAGED
-    (void)s;
-    at->one_page = a->page_size % STEP == 0;
-    at->k0 = at->v0 = 0;
-    if (at->one_page) {
-        const kiln_i64 slot = (kiln_u32)(base + j * STEP) % (kiln_u32)a->page_size;
-        at->k0 = (kiln_i64)page * a->k_stride_batch + slot * a->k_stride_row;
-        at->v0 = (kiln_i64)page * a->v_stride_batch + slot * a->v_stride_row;
-    }
-#else
-    (void)page;
-    dec_step_at(a, s, b, base, 0, 0, 0, j * STEP, 0, at);
-#endif
-}
-#endif
-
 KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
 {
     KILN_SHARED KILN_ALIGN16 kiln_elem qs[ROWS][D];
@@ -484,10 +408,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     KILN_SHARED float sw[ROWS][KILN_DECODE_MAX_SPLITS]; /* the merge's split weights */
     KILN_SHARED int last_flag;
     KILN_SHARED kiln_u64 ctr_seen; /* the group's counter word when the block started */
-#if KILN_DECODE_POOL
-    KILN_SHARED kiln_u64 *volatile pool_ctr; /* the group's counter word, claimed from */
-    KILN_SHARED volatile kiln_i32 pool_dyn0;  /* its first step: 2 NW num_splits */
-#endif
     /* The stream's previous kernel may still run (kernels/vendor/cuda.h): no global access
      * before this. */
     kiln_grid_wait();
@@ -527,29 +447,8 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     /* This warp's steps are s0 + warp, s0 + warp + NW, ...; the first one's K and V loads
      * go out before anything else, so the block's setup below runs under their latency. */
     const kiln_i32 lo_r = (kiln_i32)(lo - base), hi_r = (kiln_i32)(hi - base);
-#if KILN_DECODE_POOL
-    /* With the option one loop serves both schedules (two loops side by side in one kernel
-     * cost the D = 128 variants spills): a warp streams steps sa, sb, then one more each
-     * step, below lim. In a fixed share (lim = s1) each is NW after the last; pooled (a
-     * split call with one row block, lim = nsteps) warp w of split sp streams steps
-     * sp NW + w and (num_splits + sp) NW + w, then those it claims. mine only says whether
-     * there is a first step; paged, the page window holds the first step's page only and
-     * the loop loads each later step's entry (dec_pool_page), in either schedule.
-     * A warp claims again only after reading its last claim below nsteps, so each of the
-     * group's NW num_splits warps claims at most one step past the end: the group counts
-     * at most nsteps + NW num_splits claims, which must fit the counter word's claim field
-     * (KILN_DECODE_CLAIM_LIMIT); a longer group keeps the fixed shares. */
-    const int pool = a.num_splits > 1 && row_blocks == 1 &&
-                     nsteps + NW * a.num_splits < KILN_DECODE_CLAIM_LIMIT; /* block-uniform */
-    const kiln_i32 lim = (kiln_i32)(pool ? nsteps : s1);
-    const kiln_i32 sa = pool ? split * NW + warp : (kiln_i32)s0 + warp;
-    const kiln_i32 sb = sa + (pool ? a.num_splits : 1) * NW;
-    const kiln_i32 mine = sa < lim ? 1 : 0;
-    const kiln_i32 first = sa * STEP;
-#else
     const kiln_i32 mine = s1 - s0 > warp ? (kiln_i32)((s1 - s0 - warp + NW - 1) / NW) : 0;
     const kiln_i32 first = (kiln_i32)(s0 + warp) * STEP;
-#endif
     dec_kbuf k0, k1;
     dec_vbuf v0, v1;
 #if KILN_MODE == KILN_MODE_ID_PAGED
@@ -557,10 +456,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     pages.j0 = 0;
     pages.page = mine > 0 ? dec_page_of_lane(&a, b, base, first, 0, mine) : 0;
     void *pv = &pages;
-#if KILN_DECODE_POOL
-    /* The second step's page, in flight with the first's. */
-    const kiln_i32 pg_b = sb < lim ? dec_pool_page(&a, b, base, sb) : 0;
-#endif
 #else
     void *pv = 0;
 #endif
@@ -588,28 +483,8 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
          * not after the key loop, where the last block's merge is the grid's tail. The tag,
          * once there, stays (the last block of every call puts it back), so the value read
          * here still tells at the arrival below. */
-#if KILN_DECODE_POOL
-        /* Pooled, the warps claim from the same word, so a word without the tag (a fresh
-         * workspace) is claimed here, before any warp adds to it (the barrier), rather than
-         * at the arrival; ctr_seen then carries the tag and the arrival adds at once. */
-        if (a.num_splits > 1 && tid == 0) {
-            kiln_u64 *ctr = dec_counter(&a, s.row0, p0, group, hk);
-            kiln_u64 old = *(volatile kiln_u64 *)ctr;
-            if (pool) {
-                pool_ctr = ctr;
-                pool_dyn0 = 2 * a.num_splits * NW;
-                while ((old >> 32) != KILN_DECODE_TAG) {
-                    const kiln_u64 seen = kiln_cas64(ctr, old, (kiln_u64)KILN_DECODE_TAG << 32);
-                    if (seen == old) old = (kiln_u64)KILN_DECODE_TAG << 32; /* claimed, count 0 */
-                    else old = seen;
-                }
-            }
-            ctr_seen = old;
-        }
-#else
         if (a.num_splits > 1 && tid == 0)
             ctr_seen = *(volatile kiln_u64 *)dec_counter(&a, s.row0, p0, group, hk);
-#endif
         kiln_sync();
     }
     const kiln_elem *qrow = &qs[g][8 * t];
@@ -660,75 +535,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
          * (2.97) against 3.24, B 64, 4k 3.91 (3.87) against 4.43
          * (bench/results/decode-ab_prefetch_*). */
         kiln_u32 pb[2];
-#if KILN_DECODE_POOL
-        /* cur (buffer 0) and nxt are known, n2 follows nxt. Pooled, a claim's value is
-         * read a step after its add (the add's round trip, about 1 us in L2, under a
-         * step's 2-3 us); paged, the claim runs two steps ahead of the loads that need it
-         * and the step's block-table entry (pages of a multiple of STEP) one, so neither
-         * round trip stalls the K and V loads. Every claim's value is read before the
-         * loop ends, so the group's last block may reset the counter once every block
-         * has arrived. */
-        kiln_i32 cur = sa, nxt = sb, n2 = 0;
-        kiln_u32 c = 0u;
-#if KILN_MODE == KILN_MODE_ID_PAGED
-        kiln_i32 pg1 = pg_b, pg2 = 0; /* the pages of nxt and n2 */
-        if (nxt < lim) c = dec_claim(pool, &pool_ctr, lane, nxt); /* n2 */
-#endif
-        if (cur < lim) for (;;) {
-            dec_at at;
-            const int more1 = nxt < lim;
-            if (more1) {
-#if KILN_MODE == KILN_MODE_ID_PAGED
-                dec_pool_at(&a, &s, b, base, nxt, pg1, &at);
-#else
-                c = dec_claim(pool, &pool_ctr, lane, nxt); /* n2 */
-                dec_pool_at(&a, &s, b, base, nxt, 0, &at);
-#endif
-                dec_load_k(&a, &s, b, hk, base, nxt * STEP, &at, lo_r, hi_r, g, t, &k1);
-                dec_load_v(&a, &s, b, hk, base, nxt * STEP, &at, lo_r, hi_r, g, t, &v1);
-#if KILN_MODE == KILN_MODE_ID_PAGED
-                n2 = dec_claimed(pool, &pool_dyn0, c);
-                if (n2 < lim) {
-                    pg2 = dec_pool_page(&a, b, base, n2);
-                    c = dec_claim(pool, &pool_ctr, lane, n2); /* n3 */
-                }
-#endif
-            }
-            dec_scores(&a, &r, qrow, &k0, cur * STEP, g, &st, pb);
-            dec_pv(&v0, pb, &st);
-            if (!more1) break;
-#if KILN_MODE != KILN_MODE_ID_PAGED
-            n2 = dec_claimed(pool, &pool_dyn0, c);
-#endif
-            const int more2 = n2 < lim;
-            kiln_i32 n3 = 0;
-            if (more2) {
-#if KILN_MODE == KILN_MODE_ID_PAGED
-                dec_pool_at(&a, &s, b, base, n2, pg2, &at);
-#else
-                c = dec_claim(pool, &pool_ctr, lane, n2); /* n3 */
-                dec_pool_at(&a, &s, b, base, n2, 0, &at);
-#endif
-                dec_load_k(&a, &s, b, hk, base, n2 * STEP, &at, lo_r, hi_r, g, t, &k0);
-                dec_load_v(&a, &s, b, hk, base, n2 * STEP, &at, lo_r, hi_r, g, t, &v0);
-#if KILN_MODE == KILN_MODE_ID_PAGED
-                n3 = dec_claimed(pool, &pool_dyn0, c);
-                if (n3 < lim) {
-                    pg1 = dec_pool_page(&a, b, base, n3);
-                    c = dec_claim(pool, &pool_ctr, lane, n3); /* the step after n3 */
-                }
-#endif
-            }
-            dec_scores(&a, &r, qrow, &k1, nxt * STEP, g, &st, pb);
-            dec_pv(&v1, pb, &st);
-            if (!more2) break;
-#if KILN_MODE != KILN_MODE_ID_PAGED
-            n3 = dec_claimed(pool, &pool_dyn0, c);
-#endif
-            cur = n2;
-            nxt = n3;
-        }
-#else
         for (kiln_i32 it = 0; it < mine; it += 2) {
             const kiln_i32 rel0 = first + it * NW * STEP, rel1 = rel0 + NW * STEP;
             const kiln_i32 rel2 = rel1 + NW * STEP;
@@ -752,7 +558,6 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
                 dec_pv(&v1, pb, &st);
             }
         }
-#endif
     }
 
     /* The warps' states meet in shared memory; thread tid then merges its row (row above)
@@ -842,12 +647,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
             old = seen;
         }
         const kiln_u64 prev = kiln_arrive64(ctr, 1u);
-#if KILN_DECODE_POOL
-        /* The arrivals only: the group's claims count above them. */
-        last_flag = (kiln_i64)(prev & KILN_DECODE_ARRIVE_MASK) + 1 == (kiln_i64)a.num_splits;
-#else
         last_flag = (kiln_i64)(prev & 0xffffffffu) + 1 == (kiln_i64)a.num_splits;
-#endif
     }
     kiln_sync();
     if (!last_flag) return; /* block-uniform */
@@ -879,7 +679,11 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
      * programmatic launch or without. At B 8 32k the merge (about 5 us) is under 2% of a
      * 354 us call, so the loss is in the key loops: the clustered launch placed or held
      * its blocks worse (not profiled; bench/results/decode-ab_cluster_*, patch beside
-     * it). */
+     * it). Handing a group's steps out at run time (after two fixed steps, each warp
+     * claiming its next with an atomic add on the group's counter word) so that a slower
+     * block takes fewer steps, rather than trimming this tail, gained 1-3% at B 8 4k and
+     * B 1 32k dense and lost 5-7% at B 1 4k (graph-replayed), on an H100
+     * (bench/results/decode-ab_pool_*, patch beside it). */
     const kiln_i32 part = tid % 16;
     const kiln_i32 c4 = (tid % (D / 4)) * 4, lane_s = tid / (D / 4);
     kiln_i64 wr[ROWS];
@@ -937,8 +741,7 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     }
     const float tinv = tot == 0.0f ? 0.0f : 1.0f / tot;
     /* Every block of the group has arrived and every partial is read: the count goes back
-     * to 0 for the next call, the tag stays. With the step pool the claim count goes with
-     * it: every block read its claims' values before it arrived, so none claims any more. */
+     * to 0 for the next call, the tag stays. */
     if (tid == 0) kiln_st64(dec_counter(&a, se.row0, p0, group, hk), (kiln_u64)KILN_DECODE_TAG << 32);
     if (!live) return;
     #pragma unroll

@@ -18,25 +18,7 @@
  * blocks of a split group that have arrived; the group's last block puts the count back to
  * 0 and keeps the tag, so the next call (or graph replay) counts with one atomic add per
  * block. A word without the tag (zero, or whatever a fresh workspace holds) is claimed by a
- * compare-and-swap that installs the tag, so no workspace needs clearing. With the step
- * pool (KILN_DECODE_POOL) the same word counts the group's claimed steps too: arrivals in
- * the low KILN_DECODE_CLAIM_SHIFT bits (at most KILN_DECODE_MAX_SPLITS of them), claims in
- * the bits above, up to the tag; the last block's reset clears both. */
+ * compare-and-swap that installs the tag, so no workspace needs clearing. */
 #define KILN_DECODE_TAG 0x6b696c6eu
-#define KILN_DECODE_CLAIM_SHIFT 12 /* a claim adds 1 << this */
-#define KILN_DECODE_ARRIVE_MASK ((1u << KILN_DECODE_CLAIM_SHIFT) - 1u)
-/* Claims a group may count: 2^20 in the 20 bits between the arrivals and the tag. */
-#define KILN_DECODE_CLAIM_LIMIT (1 << (32 - KILN_DECODE_CLAIM_SHIFT))
-#if KILN_DECODE_MAX_SPLITS > (1 << KILN_DECODE_CLAIM_SHIFT) - 1
-#error "the arrival count needs more bits"
-#endif
-/* The step pool (kernels/decode.cu, "Step pool"): 1 lets the blocks of a split group with
- * one row block take their 16-key steps from the group's arrival counter word at run time
- * instead of each streaming a fixed share. Off by default: not yet measured on a GPU. It
- * needs no workspace beyond the arrival counters (src/core/problem.h) and no host change:
- * a decode.cu that defines it before its includes is enough (bench/decode_ab.sh). */
-#ifndef KILN_DECODE_POOL
-#define KILN_DECODE_POOL 0
-#endif
 
 #endif

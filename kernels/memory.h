@@ -17,8 +17,6 @@
  * count it leaves, and what the blocks that counted before it wrote is visible to it);
  * returns the old value.
  * kiln_st64(p, val): atomic store of a 64-bit word.
- * kiln_claim64(p, val): relaxed atomic add to a 64-bit word at GPU scope (no ordering of
- * other accesses: a counter handing out indices); returns the old value.
  * kiln_reload_barrier(): the compiler forgets what it read from memory, so a value needed
  * again later is loaded again rather than kept in registers across a long stretch.
  * kiln_prmt(x, y, sel): PTX prmt.b32: byte i of the result is byte (sel >> 4i) & 7 of the
@@ -69,10 +67,6 @@ KILN_DEV kiln_u64 kiln_arrive64(kiln_u64 *p, kiln_u64 val)
     return __atomic_fetch_add(p, val, __ATOMIC_ACQ_REL);
 }
 KILN_DEV void kiln_st64(kiln_u64 *p, kiln_u64 val) { __atomic_store_n(p, val, __ATOMIC_SEQ_CST); }
-KILN_DEV kiln_u64 kiln_claim64(kiln_u64 *p, kiln_u64 val)
-{
-    return __atomic_fetch_add(p, val, __ATOMIC_RELAXED);
-}
 KILN_DEV kiln_u32 kiln_prmt(kiln_u32 x, kiln_u32 y, kiln_u32 sel)
 {
     const unsigned long long xy = (unsigned long long)y << 32 | x;
@@ -142,14 +136,6 @@ KILN_DEV kiln_u64 kiln_arrive64(kiln_u64 *p, kiln_u64 val)
     return r;
 }
 KILN_DEV void kiln_st64(kiln_u64 *p, kiln_u64 val) { atomicExch(p, val); }
-KILN_DEV kiln_u64 kiln_claim64(kiln_u64 *p, kiln_u64 val)
-{
-    /* volatile: issued where the kernel puts it (ahead of the loads that wait for its
-     * value), not moved next to its use; no memory clobber, so it holds no load back. */
-    kiln_u64 r;
-    asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;" : "=l"(r) : "l"(p), "l"(val));
-    return r;
-}
 KILN_DEV kiln_u32 kiln_prmt(kiln_u32 x, kiln_u32 y, kiln_u32 sel) { return __byte_perm(x, y, sel); }
 
 #endif

@@ -387,7 +387,6 @@ int main(int argc, char **argv)
     static const int dq3[] = {1, 0, 3}, dk3[] = {100, 0, 50};
     static const int dq3b[] = {2, 1, 0}, dk3b[] = {64, 150, 0};
     static const int dgq[] = {170, 70}, dgk[] = {170, 230};
-    static const int dkl3[] = {900, 0, 700};
     const attn_case cases[] = {
         /* name                mode            pf dtype      B HQ HK  D   sq  sk  ql  kl  ca  wl  wr  cap alibi spl lse perm page dec */
         {"fixed full d64",     KILN_MODE_FIXED, 0, KILN_BF16, 2, 4, 2, 64, 33, 45, 0, 0, 0, -1, -1, 0, 0, 1, 1, 0, 0, 0},
@@ -455,12 +454,6 @@ int main(int argc, char **argv)
         {"dec 32 splits half", KILN_MODE_FIXED, 0, KILN_F16, 1, 8, 2, 128, 1, 1100, 0, 0, 0, -1, -1, 0, 0, 32, 1, 0, 0, 1},
         {"dec 33 splits d64",  KILN_MODE_FIXED, 0, KILN_BF16, 1, 6, 3, 64, 2, 900, 0, 0, 1, -1, 0, 0, 0, 33, 1, 0, 0, 1},
         {"dec 70 splits",      KILN_MODE_PAGED, 0, KILN_F16, 3, 4, 1, 64, 2, 0, 0, kl, 1, -1, 0, 0, 1, 70, 1, 0, 16, 1},
-        /* Split groups of one row block with more steps than their warps' first two: with
-         * the step pool (kernels/decode.h KILN_DECODE_POOL) the rest are claimed, in each
-         * mode and mask (pages of 8: the row-by-row path). */
-        {"dec varlen pool",    KILN_MODE_VARLEN, 0, KILN_BF16, 3, 4, 4, 64, 0, 0, dq3, dkl3, 0, -1, -1, 0, 0, 3, 1, 0, 0, 1},
-        {"dec causal pool",    KILN_MODE_FIXED, 0, KILN_F16, 1, 8, 2, 128, 1, 900, 0, 0, 1, -1, 0, 4.0f, 1, 3, 1, 0, 0, 1},
-        {"dec paged8 pool",    KILN_MODE_PAGED, 0, KILN_F16, 3, 16, 2, 64, 1, 0, 0, kl, 0, 600, 0, 0, 1, 2, 1, 0, 8, 1},
     };
     /* Every generic and NVIDIA tensor variant (sm_80, and sm_90's long key tiles), and each
      * AMD family's tensor set. */
