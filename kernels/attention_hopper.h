@@ -100,7 +100,10 @@
  * q2all beside staged, one run, bench/results/hopper-ab_q2_*): head dim 64 causal S = 1k
  * 7.5% slower (279.6 against 302.2 TFLOP/s), without a mask 1% slower; head dim 128 within
  * the run's noise. The next item's Q is not what holds a block at an item's boundary; the
- * option was taken out. */
+ * option was taken out. Nor is the next item's first S product: issued before this item's
+ * output is written (two consumers, an output tile of their own), head dim 64 S = 1k ran
+ * within 1% of the defaults on an H100, 1k causal 5-6% slower, head dim 128 0-4% slower
+ * (bench/results/hopper-ab_early_*, patch beside it); taken out too. */
 
 /* Per head dim d, 1: each row's reference (the running max its weights are taken against,
  * base-2 units) moves only when a tile's max passes it by more than KILN_HOPPER_RESCALE_SLACK,
@@ -263,11 +266,7 @@
  * at head dim 64 ran slower at every head-dim-64 suite-2 shape on an H100 (bench/hopper_ab.sh,
  * fexp2 beside staged, bench/results/hopper-ab_fexp2_*): S = 1k 371.5 against 386.7
  * TFLOP/s, causal 274.6 against 296.5, 4k and 16k 8-11% slower; so the exponentials' unit
- * is not what those shapes wait for, and the default stays 0.
- * Nor is the gap between a persistent block's work items at S = 1k closed by issuing the
- * next item's first S product before this item's output is written: on an H100 head dim
- * 64 1k ran within 1% of the defaults, 1k causal 5-6% slower, head dim 128 0-4% slower
- * (bench/results/hopper-ab_early_*, patch beside it). */
+ * is not what those shapes wait for, and the default stays 0. */
 #ifndef KILN_HOPPER_FMA_EXP
 #define KILN_HOPPER_FMA_EXP(d) 0
 #endif
