@@ -440,9 +440,10 @@ KILN_KERNEL(NT) kiln_attn_decode(kiln_attn_args a)
     }
     const kiln_i64 base = lo - lo % STEP;
     const kiln_i64 nsteps = hi > lo ? (hi - base + STEP - 1) / STEP : 0;
-    const kiln_i64 per = (nsteps + a.num_splits - 1) / a.num_splits;
-    const kiln_i64 s0 = split * per < nsteps ? split * per : nsteps;
-    const kiln_i64 s1 = s0 + per < nsteps ? s0 + per : nsteps;
+    /* Splits differ by at most one step (a split count that does not divide the steps
+     * leaves no short last split). */
+    const kiln_i64 s0 = split * nsteps / a.num_splits;
+    const kiln_i64 s1 = (split + 1) * nsteps / a.num_splits;
 
     /* This warp's steps are s0 + warp, s0 + warp + NW, ...; the first one's K and V loads
      * go out before anything else, so the block's setup below runs under their latency. */
