@@ -10,9 +10,12 @@
  * Cases: "fixed" is the reference protocol's shape (B=1, H=16, D=64, S=128, bf16; f32 on
  * the CPU), "decode_paged" suite 3's (q length 1, B=64, 32 query / 8 KV heads, D=128, KV
  * 4096 in pages of 16, split-KV as chosen), "silu" a small silu_and_mul (8 x 2*4096),
- * and "fixed_empty" the fixed case with no query rows: every check and the variant lookup
+ * "fixed_empty" the fixed case with no query rows: every check and the variant lookup
  * run but nothing is launched, so fixed minus fixed_empty is what the driver's launch
- * costs.
+ * costs, and "fixed_rotating" the fixed call over 32 sets of tensors in turn (views at
+ * different offsets of larger buffers), so that no call repeats the tensors of any of the
+ * 16 calls before it: what a call costs where the hopper tier's per-thread cache of
+ * tensor maps (src/gpu/hopper_launch.c) never hits.
  * On the CPU backend a call also does the work, so there the figures say little about the
  * host path; with KILN_CUDA_DRIVER_PATH naming tests' fake driver (libkiln_fake_cuda.so)
  * the CUDA backend's host path runs without a GPU: compare such figures only as ratios.
@@ -40,9 +43,13 @@ static int cmp_double(const void *a, const void *b)
 
 typedef kiln_status (*call_fn)(void *user);
 
+#define ROTATE 32 /* tensor sets of fixed_rotating */
+
 typedef struct {
     kiln_context *ctx;
     kiln_tensor q, k, v, out, x, xo, table, lens;
+    kiln_tensor rot[ROTATE][4]; /* fixed_rotating's q, k, v, out */
+    unsigned turn;
     kiln_attention_params prm;
     void *stream; /* the default stream */
 } bench_data;
@@ -52,6 +59,13 @@ static kiln_status call_fixed(void *user)
     bench_data *d = user;
     return kiln_attention_fwd(d->ctx, &d->q, &d->k, &d->v, &d->out, NULL, &d->prm,
                               d->stream);
+}
+
+static kiln_status call_rotating(void *user)
+{
+    bench_data *d = user;
+    kiln_tensor *t = d->rot[d->turn++ % ROTATE];
+    return kiln_attention_fwd(d->ctx, &t[0], &t[1], &t[2], &t[3], NULL, &d->prm, d->stream);
 }
 
 static kiln_status call_paged(void *user)
@@ -169,13 +183,14 @@ int main(int argc, char **argv)
     kiln_dtype dt = cpu ? KILN_F32 : KILN_BF16;
     size_t es = cpu ? 4 : 2;
     kiln_attention_params_init(&d.prm);
-    enum { NCASES = 4 };
+    enum { NCASES = 5 };
     bench_case cases[NCASES];
     memset(cases, 0, sizeof cases);
     cases[0].name = "fixed";
     cases[1].name = "decode_paged";
     cases[2].name = "silu";
     cases[3].name = "fixed_empty";
+    cases[4].name = "fixed_rotating";
     int failed = 0;
 
     /* fixed: q, k, v, out [1, 128, 16, 64] */
@@ -191,6 +206,18 @@ int main(int argc, char **argv)
     if (!failed) failed |= measure(&d, call_fixed, calls, rounds, &cases[3]);
     (void)k_full;
     (void)v_full;
+
+    /* fixed_rotating: the same shape at ROTATE offsets of buffers ROTATE times as large */
+    kiln_tensor *set0 = d.rot[0];
+    for (int j = 0; j < 4 && !failed; j++)
+        failed |= tensor(&set0[j], device_buffer(d.ctx, n * ROTATE, es, 0, 0), dt, 4, 1, 128,
+                         16, 64);
+    for (int r = 1; r < ROTATE && !failed; r++)
+        for (int j = 0; j < 4; j++) {
+            d.rot[r][j] = set0[j];
+            d.rot[r][j].data = (char *)set0[j].data + (size_t)r * n * es;
+        }
+    if (!failed) failed |= measure(&d, call_rotating, calls, rounds, &cases[4]);
 
     /* decode_paged: q, out [64, 1, 32, 128]; caches [64 * 256 pages, 16, 8, 128] */
     const int64_t B = 64, pages = 4096 / 16;

@@ -10,7 +10,10 @@
  *     the attribute gets the plain launch, then only plain ones;
  *   - while one thread compiles a new variant, another keeps calling a loaded one;
  *   - a shipped code object (KILN_AOT_DIR) is loaded only under the name that carries this
- *     library's kernel-source hash, never one built from other sources.
+ *     library's kernel-source hash, never one built from other sources;
+ *   - where the driver makes tensor maps, the hopper tier encodes a call's maps once per
+ *     thread and tensor: a call with the same tensors copies them, one whose pointer,
+ *     shape or strides differ gets its own, another thread encodes its own.
  * Skipped where the fake driver is not built (Windows, builds without CUDA) or NVRTC is
  * missing.
  */
@@ -32,6 +35,8 @@ typedef int (*set_fn)(void *);
 typedef long (*count_fn)(void);
 typedef long (*mark_fn)(const char *);
 typedef void (*refuse_fn)(int);
+typedef long (*encodes_fn)(const void *);
+static int compiles; /* NVRTC loads here: the host-path cases ran */
 static ctx_fn get_current;
 static set_fn set_current;
 static count_fn launches, pdl_launches;
@@ -149,6 +154,7 @@ static void test_host_path(void)
         kiln_context_free(ctx);
         return;
     }
+    compiles = 1;
     check_note_ran();
 
     check_case("cuda host: the caller's current context is put back");
@@ -372,12 +378,111 @@ static void test_host_path(void)
     unmake(&fresh);
     kiln_context_free(ctx);
 }
+
+typedef struct {
+    problem *p;
+    kiln_status st;
+} call_job;
+
+static void call_on_thread(void *user)
+{
+    call_job *j = user;
+    j->st = run(j->p);
+}
+
+static void test_tensor_map_cache(void)
+{
+    char err[512];
+    kiln_dl *lib = compiles ? kiln_dl_open(KILN_FAKE_CUDA, err, sizeof err) : NULL;
+    if (!lib) return;
+    refuse_fn maps_on = (refuse_fn)kiln_dl_sym(lib, "fake_cuda_tensor_maps");
+    encodes_fn encodes = (encodes_fn)kiln_dl_sym(lib, "fake_cuda_encodes");
+    CHECK(maps_on && encodes);
+    if (!maps_on || !encodes) return;
+    check_case("cuda host: the hopper tier's tensor maps, encoded once per thread and tensor");
+    kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
+    maps_on(1);
+    kiln_context *ctx = NULL;
+    CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &ctx));
+    if (!ctx) {
+        maps_on(0);
+        return;
+    }
+    problem a, b;
+    make(&a, ctx, 128, 64);
+    make(&b, ctx, 128, 64);
+    const long e0 = encodes(NULL);
+    CHECK_OK(run(&a));
+    kiln_dispatch d;
+    kiln_dispatch_init(&d);
+    CHECK_OK(kiln_last_dispatch(&d));
+    CHECK_STR_EQ(d.tier, "hopper");
+    /* q, k and v (head dim 64 writes its output without a map) */
+    CHECK_EQ(encodes(NULL) - e0, 3);
+    CHECK_EQ(encodes(a.q.data), 1);
+    CHECK_OK(run(&a));
+    CHECK_OK(run(&a));
+    CHECK_EQ(encodes(NULL) - e0, 3);
+    /* Other tensors of the same shape: maps of their own. */
+    CHECK_OK(run(&b));
+    CHECK_EQ(encodes(NULL) - e0, 6);
+    CHECK_EQ(encodes(b.q.data), 1);
+    CHECK_EQ(encodes(b.k.data), 1);
+    CHECK_EQ(encodes(b.v.data), 1);
+    /* a's q and out with fewer rows at the same addresses: q's map again, k and v kept. */
+    problem c = a;
+    int64_t shorter[4] = {1, 64, 4, 64};
+    kiln_tensor_contiguous(&c.q, a.q.data, KILN_BF16, 4, shorter);
+    kiln_tensor_contiguous(&c.out, a.out.data, KILN_BF16, 4, shorter);
+    CHECK_OK(run(&c));
+    CHECK_EQ(encodes(a.q.data), 2);
+    CHECK_EQ(encodes(NULL) - e0, 7);
+    /* a's k with the same shape and address, laid out [batch][heads][seq][dim]. */
+    problem e = a;
+    e.k.stride[1] = 64;
+    e.k.stride[2] = 128 * 64;
+    CHECK_OK(run(&e));
+    CHECK_EQ(encodes(a.k.data), 2);
+    CHECK_EQ(encodes(NULL) - e0, 8);
+    CHECK_OK(run(&a));
+    CHECK_EQ(encodes(NULL) - e0, 8);
+    /* Another thread encodes its own. */
+    call_job job = {&a, KILN_INTERNAL};
+    kiln_thread *t = kiln_thread_start(call_on_thread, &job);
+    CHECK(t != NULL);
+    if (t) kiln_thread_join(t);
+    CHECK_OK(job.st);
+    CHECK_EQ(encodes(NULL) - e0, 11);
+    /* Twenty calls with q at other addresses put a's q out of this thread's 16 maps. */
+    const size_t q_bytes = (size_t)128 * 4 * 64 * 2;
+    char *many = zeros(ctx, 20 * q_bytes);
+    CHECK(many != NULL);
+    if (many) {
+        problem f = a;
+        for (int i = 0; i < 20; i++) {
+            f.q.data = many + (size_t)i * q_bytes;
+            CHECK_OK(run(&f));
+            CHECK_EQ(encodes(f.q.data), 1);
+        }
+        CHECK(encodes(NULL) - e0 >= 31); /* k and v were put out too */
+        const long aq = encodes(a.q.data);
+        CHECK_OK(run(&a));
+        CHECK_EQ(encodes(a.q.data), aq + 1);
+        kiln_ctx_free(ctx, many);
+    }
+    maps_on(0);
+    unmake(&a);
+    unmake(&b);
+    kiln_context_free(ctx);
+    check_note_ran();
+}
 #endif
 
 int main(void)
 {
 #ifdef KILN_FAKE_CUDA
     test_host_path();
+    test_tensor_map_cache();
     return check_finish("test_cuda_host");
 #else
     printf("SKIP the stand-in CUDA driver is built only on Unix with the cuda backend\n");

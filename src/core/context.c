@@ -8,12 +8,6 @@
 #include "error.h"
 #include "platform/platform.h"
 
-#if defined(_MSC_VER) && !defined(__clang__)
-#define KILN_THREAD_LOCAL __declspec(thread)
-#else
-#define KILN_THREAD_LOCAL _Thread_local
-#endif
-
 static KILN_THREAD_LOCAL kiln_dispatch_note last_note;
 static KILN_THREAD_LOCAL kiln_backend last_backend;
 static KILN_THREAD_LOCAL int have_dispatch;

@@ -3,12 +3,7 @@
 #include <stdio.h>
 
 #include "error.h"
-
-#if defined(_MSC_VER) && !defined(__clang__)
-#define KILN_THREAD_LOCAL __declspec(thread)
-#else
-#define KILN_THREAD_LOCAL _Thread_local
-#endif
+#include "platform/platform.h"
 
 static KILN_THREAD_LOCAL char last_error[1024];
 

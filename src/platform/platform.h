@@ -15,6 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Storage class of a variable with one instance per thread. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#define KILN_THREAD_LOCAL __declspec(thread)
+#else
+#define KILN_THREAD_LOCAL _Thread_local
+#endif
+
 /* ---- dynamic libraries (dl.c) ------------------------------------------------------- */
 typedef struct kiln_dl kiln_dl;
 /* Loads a shared library by name or path: dlopen(RTLD_NOW | RTLD_LOCAL) / LoadLibraryExW

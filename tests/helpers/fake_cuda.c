@@ -14,6 +14,9 @@
  * stand-ins for shipped code objects), so a test sees which file kiln loaded.
  * fake_cuda_refuse_pdl(1) makes cuLaunchKernelEx refuse the programmatic attribute
  * (CUDA_ERROR_NOT_SUPPORTED), as a driver that has the entry point but not the feature.
+ * cuTensorMapEncodeTiled refuses (CUDA_ERROR_NOT_SUPPORTED) until fake_cuda_tensor_maps(1),
+ * so contexts made before that take no hopper tier; then it writes its arguments into the
+ * map, and fake_cuda_encodes(base) counts the maps encoded for a base address (NULL: all).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +37,10 @@ static _Thread_local void *current;
 static long launches, pdl_launches;
 static long marked_fresh, marked_stale;
 static int refuse_pdl;
+static int tensor_maps;
+#define FAKE_ENCODE_LOG 256
+static const void *encoded[FAKE_ENCODE_LOG]; /* the bases of the last encodes */
+static long encodes;
 
 FAKE_API long fake_cuda_launches(void) { return __atomic_load_n(&launches, __ATOMIC_RELAXED); }
 FAKE_API long fake_cuda_pdl_launches(void)
@@ -48,6 +55,40 @@ FAKE_API long fake_cuda_marked_loads(const char *mark)
 }
 
 FAKE_API void fake_cuda_refuse_pdl(int on) { __atomic_store_n(&refuse_pdl, on, __ATOMIC_RELAXED); }
+
+FAKE_API void fake_cuda_tensor_maps(int on) { __atomic_store_n(&tensor_maps, on, __ATOMIC_RELAXED); }
+FAKE_API long fake_cuda_encodes(const void *base)
+{
+    long n = 0, total = __atomic_load_n(&encodes, __ATOMIC_ACQUIRE);
+    if (!base) return total;
+    for (long i = total > FAKE_ENCODE_LOG ? total - FAKE_ENCODE_LOG : 0; i < total; i++)
+        n += encoded[i % FAKE_ENCODE_LOG] == base;
+    return n;
+}
+FAKE_API CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *base,
+                                         const unsigned long long *dims,
+                                         const unsigned long long *strides,
+                                         const unsigned *box, const unsigned *elem_strides,
+                                         int interleave, int swizzle, int l2, int fill)
+{
+    uint64_t *m = map;
+    (void)elem_strides;
+    if (!__atomic_load_n(&tensor_maps, __ATOMIC_RELAXED)) return 801; /* NOT_SUPPORTED */
+    if (!map || rank < 1 || rank > 5 || ((uintptr_t)base & 15)) return INVALID_VALUE;
+    memset(m, 0, 128);
+    m[0] = (uint64_t)(uintptr_t)base;
+    m[1] = (uint64_t)type | (uint64_t)rank << 8 | (uint64_t)interleave << 16 |
+           (uint64_t)swizzle << 24 | (uint64_t)l2 << 32 | (uint64_t)fill << 40;
+    for (unsigned i = 0; i < rank; i++) {
+        m[2 + i] = dims[i];
+        m[7 + i] = box[i];
+        if (i) m[11 + i] = strides[i - 1];
+    }
+    long at = __atomic_fetch_add(&encodes, 0, __ATOMIC_RELAXED);
+    encoded[at % FAKE_ENCODE_LOG] = base;
+    __atomic_store_n(&encodes, at + 1, __ATOMIC_RELEASE);
+    return OK;
+}
 
 FAKE_API CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : OK; }
 FAKE_API CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
