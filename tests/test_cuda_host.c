@@ -11,9 +11,10 @@
  *   - while one thread compiles a new variant, another keeps calling a loaded one;
  *   - a shipped code object (KILN_AOT_DIR) is loaded only under the name that carries this
  *     library's kernel-source hash, never one built from other sources;
- *   - where the driver makes tensor maps, the hopper tier encodes a call's maps once per
- *     thread and tensor: a call with the same tensors copies them, one whose pointer,
- *     shape or strides differ gets its own, another thread encodes its own.
+ *   - with "maps", on the stand-in built with tensor maps (auto: the hopper tier), the
+ *     hopper launch encodes a call's maps once per thread and tensor: a call with the same
+ *     tensors copies them, one whose pointer, shape or strides differ gets its own, another
+ *     thread encodes its own.
  * Skipped where the fake driver is not built (Windows, builds without CUDA) or NVRTC is
  * missing.
  */
@@ -36,7 +37,6 @@ typedef long (*count_fn)(void);
 typedef long (*mark_fn)(const char *);
 typedef void (*refuse_fn)(int);
 typedef long (*encodes_fn)(const void *);
-static int compiles; /* NVRTC loads here: the host-path cases ran */
 static ctx_fn get_current;
 static set_fn set_current;
 static count_fn launches, pdl_launches;
@@ -124,6 +124,19 @@ static int pdl_in(const char *json)
     return strncmp(at, "true", 4) == 0 ? 1 : strncmp(at, "false", 5) == 0 ? 0 : -1;
 }
 
+/* Whether NVRTC loads for the context that buf describes; notes the skip where it does not. */
+static int compiles(const char *buf)
+{
+    const char *compiler = strstr(buf, "\"compiler\"");
+    const char *cache_dir = compiler ? strstr(compiler, "\"cache_dir\"") : NULL;
+    const char *error = compiler ? strstr(compiler, "\"error\"") : NULL;
+    if (!compiler || (error && (!cache_dir || error < cache_dir))) {
+        check_note_skip("NVRTC is not loadable here: %s", buf);
+        return 0;
+    }
+    return 1;
+}
+
 static void test_host_path(void)
 {
     kiln_context *ctx = NULL;
@@ -146,15 +159,10 @@ static void test_host_path(void)
     CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &ctx));
     if (!ctx) return;
     CHECK_OK(kiln_info_json(ctx, buf, sizeof buf, NULL));
-    const char *compiler = strstr(buf, "\"compiler\"");
-    const char *cache_dir = compiler ? strstr(compiler, "\"cache_dir\"") : NULL;
-    const char *error = compiler ? strstr(compiler, "\"error\"") : NULL;
-    if (!compiler || (error && (!cache_dir || error < cache_dir))) {
-        check_note_skip("NVRTC is not loadable here: %s", buf);
+    if (!compiles(buf)) {
         kiln_context_free(ctx);
         return;
     }
-    compiles = 1;
     check_note_ran();
 
     check_case("cuda host: the caller's current context is put back");
@@ -390,22 +398,27 @@ static void call_on_thread(void *user)
     j->st = run(j->p);
 }
 
+/* On the stand-in driver with tensor maps (kiln_fake_cuda_tmap), where auto takes the
+ * hopper tier. */
 static void test_tensor_map_cache(void)
 {
-    char err[512];
-    kiln_dl *lib = compiles ? kiln_dl_open(KILN_FAKE_CUDA, err, sizeof err) : NULL;
+    char err[512], buf[16384];
+    kiln_dl *lib = kiln_dl_open(KILN_FAKE_CUDA_TMAP, err, sizeof err);
+    CHECK(lib != NULL);
     if (!lib) return;
-    refuse_fn maps_on = (refuse_fn)kiln_dl_sym(lib, "fake_cuda_tensor_maps");
     encodes_fn encodes = (encodes_fn)kiln_dl_sym(lib, "fake_cuda_encodes");
-    CHECK(maps_on && encodes);
-    if (!maps_on || !encodes) return;
-    check_case("cuda host: the hopper tier's tensor maps, encoded once per thread and tensor");
+    CHECK(encodes != NULL);
+    if (!encodes) return;
     kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
-    maps_on(1);
+    kiln_env_set("KILN_CUDA_DRIVER_PATH", KILN_FAKE_CUDA_TMAP);
+    kiln_env_set("KILN_GPU_TIER", NULL);
+    check_case("cuda host: the hopper tier's tensor maps, encoded once per thread and tensor");
     kiln_context *ctx = NULL;
     CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &ctx));
-    if (!ctx) {
-        maps_on(0);
+    if (!ctx) return;
+    CHECK_OK(kiln_info_json(ctx, buf, sizeof buf, NULL));
+    if (!compiles(buf)) {
+        kiln_context_free(ctx);
         return;
     }
     problem a, b;
@@ -470,7 +483,6 @@ static void test_tensor_map_cache(void)
         CHECK_EQ(encodes(a.q.data), aq + 1);
         kiln_ctx_free(ctx, many);
     }
-    maps_on(0);
     unmake(&a);
     unmake(&b);
     kiln_context_free(ctx);
@@ -478,13 +490,18 @@ static void test_tensor_map_cache(void)
 }
 #endif
 
-int main(void)
+int main(int argc, char **argv)
 {
 #ifdef KILN_FAKE_CUDA
-    test_host_path();
-    test_tensor_map_cache();
+    /* "maps": the entry on the stand-in with tensor maps (a process loads one driver). */
+    if (argc > 1 && !strcmp(argv[1], "maps"))
+        test_tensor_map_cache();
+    else
+        test_host_path();
     return check_finish("test_cuda_host");
 #else
+    (void)argc;
+    (void)argv;
     printf("SKIP the stand-in CUDA driver is built only on Unix with the cuda backend\n");
     return CHECK_SKIP_CODE;
 #endif

@@ -145,7 +145,7 @@ struct kiln_gpu_driver {
      * tensor copy engine: rank dimensions innermost first, the byte strides of dimensions
      * 1.., boxes of box[] elements, 128-byte swizzling, zeros out of range.
      * KILN_UNSUPPORTED when the loaded driver lacks it; map NULL only asks whether maps can
-     * be made (by making a probe map, without error text). */
+     * be made. */
     kiln_status (*tensor_map)(void *map, int is_bf16, const void *base, int rank,
                               const uint64_t *dims, const uint64_t *strides,
                               const uint32_t *box);

@@ -14,9 +14,10 @@
  * stand-ins for shipped code objects), so a test sees which file kiln loaded.
  * fake_cuda_refuse_pdl(1) makes cuLaunchKernelEx refuse the programmatic attribute
  * (CUDA_ERROR_NOT_SUPPORTED), as a driver that has the entry point but not the feature.
- * cuTensorMapEncodeTiled refuses (CUDA_ERROR_NOT_SUPPORTED) until fake_cuda_tensor_maps(1),
- * so contexts made before that take no hopper tier; then it writes its arguments into the
- * map, and fake_cuda_encodes(base) counts the maps encoded for a base address (NULL: all).
+ * Built with FAKE_TENSOR_MAPS (the kiln_fake_cuda_tmap library), it also has
+ * cuTensorMapEncodeTiled, so kiln's auto tier there is the hopper tier: the encoder writes
+ * its arguments into the map, and fake_cuda_encodes(base) counts the maps encoded for a
+ * base address (NULL: all).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -37,10 +38,11 @@ static _Thread_local void *current;
 static long launches, pdl_launches;
 static long marked_fresh, marked_stale;
 static int refuse_pdl;
-static int tensor_maps;
+#ifdef FAKE_TENSOR_MAPS
 #define FAKE_ENCODE_LOG 256
 static const void *encoded[FAKE_ENCODE_LOG]; /* the bases of the last encodes */
 static long encodes;
+#endif
 
 FAKE_API long fake_cuda_launches(void) { return __atomic_load_n(&launches, __ATOMIC_RELAXED); }
 FAKE_API long fake_cuda_pdl_launches(void)
@@ -56,7 +58,7 @@ FAKE_API long fake_cuda_marked_loads(const char *mark)
 
 FAKE_API void fake_cuda_refuse_pdl(int on) { __atomic_store_n(&refuse_pdl, on, __ATOMIC_RELAXED); }
 
-FAKE_API void fake_cuda_tensor_maps(int on) { __atomic_store_n(&tensor_maps, on, __ATOMIC_RELAXED); }
+#ifdef FAKE_TENSOR_MAPS
 FAKE_API long fake_cuda_encodes(const void *base)
 {
     long n = 0, total = __atomic_load_n(&encodes, __ATOMIC_ACQUIRE);
@@ -73,7 +75,6 @@ FAKE_API CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank, voi
 {
     uint64_t *m = map;
     (void)elem_strides;
-    if (!__atomic_load_n(&tensor_maps, __ATOMIC_RELAXED)) return 801; /* NOT_SUPPORTED */
     if (!map || rank < 1 || rank > 5 || ((uintptr_t)base & 15)) return INVALID_VALUE;
     memset(m, 0, 128);
     m[0] = (uint64_t)(uintptr_t)base;
@@ -89,6 +90,7 @@ FAKE_API CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank, voi
     __atomic_store_n(&encodes, at + 1, __ATOMIC_RELEASE);
     return OK;
 }
+#endif
 
 FAKE_API CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : OK; }
 FAKE_API CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }

@@ -34,7 +34,18 @@ if(KILN_WITH_CUDA AND NOT WIN32 AND TARGET test_cuda_host)
   target_compile_options(kiln_fake_cuda PRIVATE ${KILN_WARNINGS} -fvisibility=hidden)
   set_target_properties(kiln_fake_cuda PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
   add_dependencies(test_cuda_host kiln_fake_cuda)
+  # The same stand-in with tensor maps (its auto tier the hopper tier), for the hopper
+  # launch's map cache: a second entry of the same program, as a process loads one driver.
+  add_library(kiln_fake_cuda_tmap SHARED ${CMAKE_CURRENT_LIST_DIR}/fake_cuda.c)
+  target_compile_options(kiln_fake_cuda_tmap PRIVATE ${KILN_WARNINGS} -fvisibility=hidden)
+  target_compile_definitions(kiln_fake_cuda_tmap PRIVATE FAKE_TENSOR_MAPS=1)
+  set_target_properties(kiln_fake_cuda_tmap PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+  add_dependencies(test_cuda_host kiln_fake_cuda_tmap)
   target_compile_definitions(test_cuda_host PRIVATE
     KILN_FAKE_CUDA="$<TARGET_FILE:kiln_fake_cuda>"
+    KILN_FAKE_CUDA_TMAP="$<TARGET_FILE:kiln_fake_cuda_tmap>"
     KILN_TEST_CACHE_DIR="${PROJECT_BINARY_DIR}/tests/cuda_host_cache")
+  add_test(NAME cuda_host_maps COMMAND test_cuda_host maps)
+  set_tests_properties(cuda_host_maps PROPERTIES LABELS "unit" SKIP_RETURN_CODE 77
+    TIMEOUT ${KILN_TEST_TIMEOUT})
 endif()

@@ -219,43 +219,26 @@ static int cuda_func_set_attribute(void *fn, int attribute, int value)
     return cu.cuFuncSetAttribute((CUfunction)fn, attribute, value);
 }
 
-static CUresult encode_map(void *map, int is_bf16, const void *base, int rank,
-                           const uint64_t *dims, const uint64_t *strides, const uint32_t *box)
+static kiln_status cuda_tensor_map(void *map, int is_bf16, const void *base, int rank,
+                                   const uint64_t *dims, const uint64_t *strides,
+                                   const uint32_t *box)
 {
     unsigned long long d[5], st[4];
     unsigned bx[5], es[5];
+    KILN_FAIL_IF(!cu.cuTensorMapEncodeTiled, KILN_UNSUPPORTED,
+                 "the CUDA driver has no cuTensorMapEncodeTiled (needs CUDA 12.0 or newer)");
+    if (!map) return KILN_OK; /* the query: maps can be made */
+    KILN_FAIL_IF(rank < 1 || rank > 5, KILN_INTERNAL, "tensor map of rank %d", rank);
     for (int i = 0; i < rank; i++) {
         d[i] = dims[i];
         bx[i] = box[i];
         es[i] = 1;
         if (i) st[i - 1] = strides[i - 1];
     }
-    return cu.cuTensorMapEncodeTiled(
+    CUresult r = cu.cuTensorMapEncodeTiled(
         map, is_bf16 ? KILN_CU_TENSOR_MAP_BFLOAT16 : KILN_CU_TENSOR_MAP_FLOAT16,
         (unsigned)rank, (void *)(uintptr_t)base, d, st, bx, es, 0,
         KILN_CU_TENSOR_MAP_SWIZZLE_128B, KILN_CU_TENSOR_MAP_L2_PROMOTION_256B, 0);
-}
-
-static kiln_status cuda_tensor_map(void *map, int is_bf16, const void *base, int rank,
-                                   const uint64_t *dims, const uint64_t *strides,
-                                   const uint32_t *box)
-{
-    if (!map) {
-        /* The query: whether maps can be made, by making one (the encoder reads nothing at
-         * the address; it checks it and the shape). No error text: a no is an answer. */
-        _Alignas(64) unsigned char probe[128];
-        const uint64_t pd[2] = {64, 64}, ps[1] = {128};
-        const uint32_t pb[2] = {64, 64};
-        if (!cu.cuTensorMapEncodeTiled) return KILN_UNSUPPORTED;
-        return encode_map(probe, 1, (const void *)(uintptr_t)0x10000, 2, pd, ps, pb) ==
-                       KILN_CUDA_SUCCESS
-                   ? KILN_OK
-                   : KILN_UNSUPPORTED;
-    }
-    KILN_FAIL_IF(!cu.cuTensorMapEncodeTiled, KILN_UNSUPPORTED,
-                 "the CUDA driver has no cuTensorMapEncodeTiled (needs CUDA 12.0 or newer)");
-    KILN_FAIL_IF(rank < 1 || rank > 5, KILN_INTERNAL, "tensor map of rank %d", rank);
-    CUresult r = encode_map(map, is_bf16, base, rank, dims, strides, box);
     if (r != KILN_CUDA_SUCCESS)
         return kiln_gpu_fail(&cuda_driver, KILN_UNSUPPORTED, r, "cuTensorMapEncodeTiled");
     return KILN_OK;
