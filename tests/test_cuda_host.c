@@ -137,6 +137,25 @@ static int compiles(const char *buf)
     return 1;
 }
 
+/* A context on the stand-in driver at path (the automatic tier, a cache of its own kept
+ * between runs), its info JSON left in buf; NULL where it cannot be made or this build has
+ * no compiler for the fake device (compiles() says why). */
+static kiln_context *fake_context(const char *path, char *buf, size_t cap)
+{
+    kiln_context *ctx = NULL;
+    kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
+    kiln_env_set("KILN_CUDA_DRIVER_PATH", path);
+    kiln_env_set("KILN_GPU_TIER", NULL);
+    CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &ctx));
+    if (!ctx) return NULL;
+    CHECK_OK(kiln_info_json(ctx, buf, cap, NULL));
+    if (!compiles(buf)) {
+        kiln_context_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
 static void test_host_path(void)
 {
     kiln_context *ctx = NULL;
@@ -150,19 +169,9 @@ static void test_host_path(void)
     pdl_launches = (count_fn)kiln_dl_sym(lib, "fake_cuda_pdl_launches");
     marked_loads = (mark_fn)kiln_dl_sym(lib, "fake_cuda_marked_loads");
     refuse_pdl = (refuse_fn)kiln_dl_sym(lib, "fake_cuda_refuse_pdl");
-    /* A cache of its own, kept between runs. */
-    kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
-    kiln_env_set("KILN_CUDA_DRIVER_PATH", KILN_FAKE_CUDA);
-    kiln_env_set("KILN_GPU_TIER", NULL);
-
     check_case("cuda host: a context on the stand-in driver");
-    CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &ctx));
+    ctx = fake_context(KILN_FAKE_CUDA, buf, sizeof buf);
     if (!ctx) return;
-    CHECK_OK(kiln_info_json(ctx, buf, sizeof buf, NULL));
-    if (!compiles(buf)) {
-        kiln_context_free(ctx);
-        return;
-    }
     check_note_ran();
 
     check_case("cuda host: the caller's current context is put back");
@@ -409,18 +418,9 @@ static void test_tensor_map_cache(void)
     encodes_fn encodes = (encodes_fn)kiln_dl_sym(lib, "fake_cuda_encodes");
     CHECK(encodes != NULL);
     if (!encodes) return;
-    kiln_env_set("KILN_CACHE_DIR", KILN_TEST_CACHE_DIR);
-    kiln_env_set("KILN_CUDA_DRIVER_PATH", KILN_FAKE_CUDA_TMAP);
-    kiln_env_set("KILN_GPU_TIER", NULL);
     check_case("cuda host: the hopper tier's tensor maps, encoded once per thread and tensor");
-    kiln_context *ctx = NULL;
-    CHECK_OK(kiln_context_create(KILN_BACKEND_CUDA, 0, &ctx));
+    kiln_context *ctx = fake_context(KILN_FAKE_CUDA_TMAP, buf, sizeof buf);
     if (!ctx) return;
-    CHECK_OK(kiln_info_json(ctx, buf, sizeof buf, NULL));
-    if (!compiles(buf)) {
-        kiln_context_free(ctx);
-        return;
-    }
     problem a, b;
     make(&a, ctx, 128, 64);
     make(&b, ctx, 128, 64);
