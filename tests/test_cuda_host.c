@@ -84,6 +84,30 @@ static kiln_status run(problem *p)
     return kiln_attention_fwd(p->ctx, &p->q, &p->k, &p->v, &p->out, NULL, &p->prm, NULL);
 }
 
+/* The split count auto gives a decode call (q length 1, 32 / 8 heads, D 128) of batch
+ * sequences of seqlen_k keys on the stand-in's 132 multiprocessors. */
+static int32_t decode_auto_splits(kiln_context *ctx, int64_t batch, int64_t seqlen_k)
+{
+    int64_t qs[4] = {batch, 1, 32, 128}, ks[4] = {batch, seqlen_k, 8, 128};
+    const size_t qb = (size_t)batch * 32 * 128 * 2, kb = (size_t)(batch * seqlen_k) * 8 * 128 * 2;
+    problem p;
+    memset(&p, 0, sizeof p);
+    p.ctx = ctx;
+    kiln_tensor_contiguous(&p.q, zeros(ctx, qb), KILN_BF16, 4, qs);
+    kiln_tensor_contiguous(&p.k, zeros(ctx, kb), KILN_BF16, 4, ks);
+    kiln_tensor_contiguous(&p.v, zeros(ctx, kb), KILN_BF16, 4, ks);
+    kiln_tensor_contiguous(&p.out, zeros(ctx, qb), KILN_BF16, 4, qs);
+    kiln_attention_params_init(&p.prm); /* num_splits 0: automatic */
+    kiln_dispatch d;
+    kiln_dispatch_init(&d);
+    d.num_splits = -1;
+    CHECK_OK(run(&p));
+    CHECK_OK(kiln_last_dispatch(&d));
+    CHECK_STR_EQ(d.variant, "attn_decode.bf16.d128.full.fixed.tensor");
+    unmake(&p);
+    return d.num_splits;
+}
+
 typedef struct {
     problem *loaded;
     volatile int stop;
@@ -389,6 +413,16 @@ static void test_host_path(void)
            compile_ms, during);
     /* A stalled thread would make none while the compile runs. */
     CHECK(during > 10);
+    check_note_ran();
+
+    check_case("cuda host: decode splits fill one wave of two blocks per multiprocessor");
+    /* 264 places: as many splits of each (KV head, sequence) group as fit, not only powers
+     * of two, each of at least 256 keys. */
+    CHECK_EQ(decode_auto_splits(ctx, 3, 8192), 11);  /* 24 groups: 264 blocks (8 left 72 empty) */
+    CHECK_EQ(decode_auto_splits(ctx, 1, 8448), 33);  /* 8 groups: 264 blocks */
+    CHECK_EQ(decode_auto_splits(ctx, 1, 2048), 8);   /* 256 keys a split at most */
+    CHECK_EQ(decode_auto_splits(ctx, 8, 1024), 4);   /* 64 groups: 256 blocks */
+    CHECK_EQ(decode_auto_splits(ctx, 40, 256), 1);   /* 320 groups: a wave without splitting */
     check_note_ran();
 
     unmake(&p);

@@ -319,15 +319,19 @@ static void gpu_free(void *state)
 }
 
 /* Decode-shaped calls (kernels/decode.cu): a block per 8 rows of one KV head and split.
- * Split while the grid still fits in one wave of resident blocks (KILN_DECODE_BLOCKS_PER_CU:
- * the kernel's 246 registers x 128 threads leave room for two blocks on a 64K-register
- * multiprocessor), keeping at least KILN_DECODE_MIN_KEYS keys per split. A second wave or
- * more splits cost more than they add: each block's stream is then shorter than its start
- * and its merge (on an H200, 32 / 8 heads, D 128: B 8, 4k keys ran at 2.98 TB/s with 4
- * splits, one wave, 1.86 with 16; B 1, 32k keys 2.40 with 32, 1.60 with 64;
- * bench/decode_splits.py). Powers of two, like the other kernels' choice. */
+ * As many splits as fill one wave of resident blocks (KILN_DECODE_BLOCKS_PER_CU: the
+ * kernel's 246 registers x 128 threads leave room for two blocks on a 64K-register
+ * multiprocessor) without starting a second, keeping at least KILN_DECODE_MIN_KEYS keys per
+ * split. A second wave or more splits cost more than they add: each block's stream is then
+ * shorter than its start and its merge (on an H200, 32 / 8 heads, D 128: B 8, 4k keys ran at
+ * 2.98 TB/s with 4 splits, one wave, 1.86 with 16; B 1, 32k keys 2.40 with 32, 1.60 with
+ * 64; bench/decode_splits.py). Any count, not only powers of two: the kernel shares a
+ * group's steps out evenly (each split within one step of the others), and with 24 groups
+ * (3 sequences of 8 KV heads) on 132 multiprocessors a power of two left 72 of the wave's
+ * 264 places empty (8 splits) where 11 fill it. */
 #define KILN_DECODE_BLOCKS_PER_CU 2
 #define KILN_DECODE_MIN_KEYS 256
+#define KILN_DECODE_AUTO_MAX_SPLITS 64
 static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
                              int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv)
 {
@@ -336,12 +340,11 @@ static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
     const int64_t blocks = batch * (heads_kv > 0 ? heads_kv : 1) * row_blocks;
     const int64_t wave =
         KILN_DECODE_BLOCKS_PER_CU * (int64_t)(s->info.compute_units > 0 ? s->info.compute_units : 1);
-    int64_t splits = 1;
     if (blocks <= 0) return 1;
-    while (blocks * splits * 2 <= wave && splits * 2 * KILN_DECODE_MIN_KEYS <= max_seqlen_k &&
-           splits < 64)
-        splits *= 2;
-    return (int32_t)splits;
+    int64_t splits = wave / blocks;
+    if (splits > max_seqlen_k / KILN_DECODE_MIN_KEYS) splits = max_seqlen_k / KILN_DECODE_MIN_KEYS;
+    if (splits > KILN_DECODE_AUTO_MAX_SPLITS) splits = KILN_DECODE_AUTO_MAX_SPLITS;
+    return splits < 1 ? 1 : (int32_t)splits;
 }
 
 /* Split the keys until the grid has about two blocks per compute unit (one wave with room
