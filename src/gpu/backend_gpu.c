@@ -325,10 +325,13 @@ static void gpu_free(void *state)
  * split. A second wave or more splits cost more than they add: each block's stream is then
  * shorter than its start and its merge (on an H200, 32 / 8 heads, D 128: B 8, 4k keys ran at
  * 2.98 TB/s with 4 splits, one wave, 1.86 with 16; B 1, 32k keys 2.40 with 32, 1.60 with
- * 64; bench/decode_splits.py). Any count, not only powers of two: the kernel shares a
- * group's steps out evenly (each split within one step of the others), and with 24 groups
- * (3 sequences of 8 KV heads) on 132 multiprocessors a power of two left 72 of the wave's
- * 264 places empty (8 splits) where 11 fill it. */
+ * 64; bench/decode_splits.py). Up to 16 splits, any count: the kernel shares a group's steps
+ * out evenly (each split within one step of the others), and with 24 groups (3 sequences of
+ * 8 KV heads) on 132 multiprocessors the powers of two this rule took before left 72 of the
+ * wave's 264 places empty (8 splits) where 11 fill it. Past 16, a power of two (16, 32,
+ * 64): the last block merges 16 or 32 splits per round trip (kernels/decode.cu), and one more
+ * round costs more than the few blocks it adds (33 splits at B 1, 32k keys, every
+ * multiprocessor holding two blocks, ran at 3.19 TB/s against 32's 3.24 on an H200). */
 #define KILN_DECODE_BLOCKS_PER_CU 2
 #define KILN_DECODE_MIN_KEYS 256
 #define KILN_DECODE_AUTO_MAX_SPLITS 64
@@ -344,6 +347,11 @@ static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
     int64_t splits = wave / blocks;
     if (splits > max_seqlen_k / KILN_DECODE_MIN_KEYS) splits = max_seqlen_k / KILN_DECODE_MIN_KEYS;
     if (splits > KILN_DECODE_AUTO_MAX_SPLITS) splits = KILN_DECODE_AUTO_MAX_SPLITS;
+    if (splits > 16) {
+        int64_t pow2 = 16;
+        while (pow2 * 2 <= splits) pow2 *= 2;
+        splits = pow2;
+    }
     return splits < 1 ? 1 : (int32_t)splits;
 }
 
