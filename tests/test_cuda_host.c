@@ -417,11 +417,12 @@ static void test_host_path(void)
 
     check_case("cuda host: decode splits fill one wave of two blocks per multiprocessor");
     /* 264 places: as many splits of each (KV head, sequence) group as fit (any count up to
-     * 16, then 32 or 64: whole merge rounds), each of at least 256 keys. */
+     * 16, then 32 or 64: whole merge rounds), each of at least 128 keys. */
     CHECK_EQ(decode_auto_splits(ctx, 3, 8192), 11);  /* 24 groups: 264 blocks (8 left 72 empty) */
     CHECK_EQ(decode_auto_splits(ctx, 5, 4096), 6);   /* 40 groups: 240 blocks (4: 160) */
     CHECK_EQ(decode_auto_splits(ctx, 1, 8448), 32);  /* 8 groups: 33 fit, a merge round less */
-    CHECK_EQ(decode_auto_splits(ctx, 1, 2048), 8);   /* 256 keys a split at most */
+    CHECK_EQ(decode_auto_splits(ctx, 1, 2048), 16);  /* 128 keys a split at least */
+    CHECK_EQ(decode_auto_splits(ctx, 1, 1024), 8);
     CHECK_EQ(decode_auto_splits(ctx, 8, 1024), 4);   /* 64 groups: 256 blocks */
     CHECK_EQ(decode_auto_splits(ctx, 40, 256), 1);   /* 320 groups: a wave without splitting */
     check_note_ran();

@@ -331,9 +331,14 @@ static void gpu_free(void *state)
  * wave's 264 places empty (8 splits) where 11 fill it. Past 16, a power of two (16, 32,
  * 64): the last block merges 16 or 32 splits per round trip (kernels/decode.cu), and one more
  * round costs more than the few blocks it adds (33 splits at B 1, 32k keys, every
- * multiprocessor holding two blocks, ran at 3.19 TB/s against 32's 3.24 on an H200). */
+ * multiprocessor holding two blocks, ran at 3.19 TB/s against 32's 3.24 on an H200; 2.53
+ * against 2.54-2.57 on an H100). On an H100 (bench/results/decode-splits_rule_*), the
+ * counts this rule adds: 24 groups (B 3, 8k keys) 11 splits 2.43 TB/s against 8's 2.29, 40
+ * (B 5, 8k) 6 against 4: 2.62 / 2.29, 72 (B 9, 4k) 3 against 2: 2.49 / 2.08; and 128 keys
+ * a split where 256 were the floor: B 1, 4k keys 32 splits 1.42-1.45 against 16's
+ * 1.28-1.34 (each warp's two steps then go out at once). */
 #define KILN_DECODE_BLOCKS_PER_CU 2
-#define KILN_DECODE_MIN_KEYS 256
+#define KILN_DECODE_MIN_KEYS 128
 #define KILN_DECODE_AUTO_MAX_SPLITS 64
 static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
                              int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv)
