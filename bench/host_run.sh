@@ -21,7 +21,7 @@ if [ -n "${OLD_SRC:-}" ]; then
   ( cmake -S "$OLD_SRC" -B "$old" -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_TOOLS=OFF \
       -DKILN_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Release &&
     cmake --build "$old" -j "$jobs" --target kiln_static &&
-    cc -O2 -std=c11 -I"$OLD_SRC/include" -I"$OLD_SRC/src" -I"$OLD_SRC/src/core" \
+    cc -O2 -std=c11 -I"$OLD_SRC/include" -I"$old/include" -I"$OLD_SRC/src" -I"$OLD_SRC/src/core" \
       bench/host_bench.c "$old/libkiln.a" -lpthread -ldl -lm -o "$old/host_bench" ) \
     > "$out/old_build.log" 2>&1 &
 fi
