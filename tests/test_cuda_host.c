@@ -57,17 +57,24 @@ static void *zeros(kiln_context *ctx, size_t bytes)
     return dev;
 }
 
-static void make(problem *p, kiln_context *ctx, int64_t seqlen, int64_t head_dim)
+/* Zeroed bf16 q and out of shape qs, k and v of shape ks; default parameters. */
+static void make_shaped(problem *p, kiln_context *ctx, const int64_t qs[4], const int64_t ks[4])
 {
-    int64_t shape[4] = {1, seqlen, 4, head_dim};
-    size_t bytes = (size_t)seqlen * 4 * (size_t)head_dim * 2;
+    const size_t qb = (size_t)(qs[0] * qs[1] * qs[2] * qs[3]) * 2;
+    const size_t kb = (size_t)(ks[0] * ks[1] * ks[2] * ks[3]) * 2;
     memset(p, 0, sizeof *p);
     p->ctx = ctx;
-    kiln_tensor_contiguous(&p->q, zeros(ctx, bytes), KILN_BF16, 4, shape);
-    kiln_tensor_contiguous(&p->k, zeros(ctx, bytes), KILN_BF16, 4, shape);
-    kiln_tensor_contiguous(&p->v, zeros(ctx, bytes), KILN_BF16, 4, shape);
-    kiln_tensor_contiguous(&p->out, zeros(ctx, bytes), KILN_BF16, 4, shape);
+    kiln_tensor_contiguous(&p->q, zeros(ctx, qb), KILN_BF16, 4, qs);
+    kiln_tensor_contiguous(&p->k, zeros(ctx, kb), KILN_BF16, 4, ks);
+    kiln_tensor_contiguous(&p->v, zeros(ctx, kb), KILN_BF16, 4, ks);
+    kiln_tensor_contiguous(&p->out, zeros(ctx, qb), KILN_BF16, 4, qs);
     kiln_attention_params_init(&p->prm);
+}
+
+static void make(problem *p, kiln_context *ctx, int64_t seqlen, int64_t head_dim)
+{
+    const int64_t shape[4] = {1, seqlen, 4, head_dim};
+    make_shaped(p, ctx, shape, shape);
     p->prm.num_splits = 1;
 }
 
@@ -88,16 +95,9 @@ static kiln_status run(problem *p)
  * sequences of seqlen_k keys on the stand-in's 132 multiprocessors. */
 static int32_t decode_auto_splits(kiln_context *ctx, int64_t batch, int64_t seqlen_k)
 {
-    int64_t qs[4] = {batch, 1, 32, 128}, ks[4] = {batch, seqlen_k, 8, 128};
-    const size_t qb = (size_t)batch * 32 * 128 * 2, kb = (size_t)(batch * seqlen_k) * 8 * 128 * 2;
+    const int64_t qs[4] = {batch, 1, 32, 128}, ks[4] = {batch, seqlen_k, 8, 128};
     problem p;
-    memset(&p, 0, sizeof p);
-    p.ctx = ctx;
-    kiln_tensor_contiguous(&p.q, zeros(ctx, qb), KILN_BF16, 4, qs);
-    kiln_tensor_contiguous(&p.k, zeros(ctx, kb), KILN_BF16, 4, ks);
-    kiln_tensor_contiguous(&p.v, zeros(ctx, kb), KILN_BF16, 4, ks);
-    kiln_tensor_contiguous(&p.out, zeros(ctx, qb), KILN_BF16, 4, qs);
-    kiln_attention_params_init(&p.prm); /* num_splits 0: automatic */
+    make_shaped(&p, ctx, qs, ks); /* num_splits 0: automatic */
     kiln_dispatch d;
     kiln_dispatch_init(&d);
     d.num_splits = -1;

@@ -340,6 +340,7 @@ static void gpu_free(void *state)
 #define KILN_DECODE_BLOCKS_PER_CU 2
 #define KILN_DECODE_MIN_KEYS 128
 #define KILN_DECODE_AUTO_MAX_SPLITS 64
+#define KILN_DECODE_ANY_SPLITS 16 /* any count up to this; powers of two past it */
 static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
                              int64_t max_seqlen_k, int64_t heads_q, int64_t heads_kv)
 {
@@ -352,8 +353,8 @@ static int32_t decode_splits(gpu_state *s, int64_t batch, int64_t max_seqlen_q,
     int64_t splits = wave / blocks;
     if (splits > max_seqlen_k / KILN_DECODE_MIN_KEYS) splits = max_seqlen_k / KILN_DECODE_MIN_KEYS;
     if (splits > KILN_DECODE_AUTO_MAX_SPLITS) splits = KILN_DECODE_AUTO_MAX_SPLITS;
-    if (splits > 16) {
-        int64_t pow2 = 16;
+    if (splits > KILN_DECODE_ANY_SPLITS) {
+        int64_t pow2 = KILN_DECODE_ANY_SPLITS;
         while (pow2 * 2 <= splits) pow2 *= 2;
         splits = pow2;
     }
