@@ -184,16 +184,23 @@ def time_wall(contenders, warmup, calls, rounds):
 
 class _Env:
     """Sets environment variables for a block. kiln reads KILN_GPU_TIER and KILN_GPU_PDL
-    when a context starts, so the binding's cached contexts are dropped on the way in and
-    out (each tier then gets a context of its own; none is freed before the process ends)."""
+    when a context starts, so each setting of the variables gets contexts of its own: the
+    binding's cached contexts are swapped for the ones this setting made before (none the
+    first time) on the way in, and back on the way out. A setting's context is thus created
+    once, by its contender's first call (outside the timing), as an application creates
+    one; a fresh context in every timed sample put its start (loading the kernels, the
+    split-KV workspace) into that sample. None is freed before the process ends."""
+
+    kept = {}  # sorted (name, value) pairs -> the binding's contexts made under them
 
     def __init__(self, values):
-        self.values, self.old = values, {}
+        self.values, self.old, self.outer = values, {}, None
+        self.key = tuple(sorted(values.items()))
 
     def __enter__(self):
         self.old = {name: os.environ.get(name) for name in self.values}
         os.environ.update(self.values)
-        kiln._arrays.forget_contexts()
+        self.outer = kiln._arrays.swap_contexts(_Env.kept.get(self.key))
         return self
 
     def __exit__(self, *exc):
@@ -202,7 +209,7 @@ class _Env:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = old
-        kiln._arrays.forget_contexts()
+        _Env.kept[self.key] = kiln._arrays.swap_contexts(self.outer)
         return False
 
 
@@ -512,7 +519,7 @@ def suite_prefill(args, meta):
     # tiers first) at 4k. H * D = 2048 (2016 for D = 96).
     shapes = [(d, s) for d in (64, 128) for s in args.prefill_seqlens]
     shapes += [(d, s) for d in (96, 256) for s in args.prefill_seqlens if s == 4096]
-    shapes.sort()
+    shapes = args.prefill_pairs or sorted(shapes)
     for d, s in shapes:
         h = 2048 // d
         b = max(1, args.prefill_tokens // s)
@@ -549,18 +556,23 @@ def suite_prefill(args, meta):
             "flops": "4*B*H*S*S*D, halved for causal", "meta": meta, "results": results}
 
 
-def decode_shapes(text):
-    """--decode-shapes: "B:L,B:L" as [(B, L), ...], both positive; [] for ""."""
+def shape_pairs(text, option, what, example):
+    """--decode-shapes and --prefill-shapes: "A:B,A:B" as [(A, B), ...], both positive; []
+    for ""."""
     pairs = []
     for pair in (p.strip() for p in text.split(",")):
         if not pair:
             continue
         parts = pair.split(":")
         if len(parts) != 2 or not all(x.isdigit() and int(x) > 0 for x in parts):
-            sys.exit(f"--decode-shapes: {pair!r} is not a batch:length pair of positive "
-                     "integers (e.g. 8:4096,1:32768)")
+            sys.exit(f"{option}: {pair!r} is not a {what} pair of positive integers "
+                     f"(e.g. {example})")
         pairs.append((int(parts[0]), int(parts[1])))
     return pairs
+
+
+def decode_shapes(text):
+    return shape_pairs(text, "--decode-shapes", "batch:length", "8:4096,1:32768")
 
 
 def suite_decode(args, meta):
@@ -797,6 +809,9 @@ def main():
     ap.add_argument("--decode-shapes", default="",
                     help="suite 3's (batch, KV length) pairs instead of its six, e.g. "
                          "8:4096,1:32768 (an A/B on a few shapes; BENCH.md's goals need all)")
+    ap.add_argument("--prefill-shapes", default="",
+                    help="suite 2's (head dim, length) pairs instead of its own, e.g. "
+                         "64:1024,128:1024 (an A/B on a few shapes)")
     ap.add_argument("--only", default="",
                     help="comma-separated suites to run (reference, prefill, decode, "
                          "activation); default: reference, plus the others with --suite")
@@ -837,6 +852,9 @@ def main():
     args.decode_pairs = [(min(b, 2), min(L, 256)) if args.dry_run else (b, L)
                          for b, L in decode_shapes(args.decode_shapes)] or \
         [(b, L) for b in args.decode_batches for L in args.decode_lens]
+    args.prefill_pairs = [(d, min(L, 128)) if args.dry_run else (d, L)
+                          for d, L in shape_pairs(args.prefill_shapes, "--prefill-shapes",
+                                                  "head-dim:length", "64:1024,128:4096")]
     os.makedirs(args.out, exist_ok=True)
     meta = machine_meta()
     stem = f"{slug(meta['gpu'])}_{meta['date'][:10]}"

@@ -166,9 +166,22 @@ def context(backend, device):
 def forget_contexts():
     """Drops the cached contexts (the fast path's table too), so the next call starts a new
     one and reads KILN_GPU_TIER again. None is freed: a caller may still hold one."""
+    swap_contexts(None)
+
+
+def swap_contexts(kept):
+    """Replaces the cached contexts (the fast path's table too) with `kept`, a value this
+    function returned before, or with none for None; returns the ones it replaced. A caller
+    that switches KILN_GPU_TIER back and forth (a benchmark timing one tier against another)
+    keeps each setting's contexts this way instead of starting new ones. None is freed."""
     with _contexts_lock:
+        was = (dict(_contexts), dict(_fast_contexts))
         _contexts.clear()
         _fast_contexts.clear()
+        if kept is not None:
+            _contexts.update(kept[0])
+            _fast_contexts.update(kept[1])
+    return was
 
 
 class _Records(threading.local):

@@ -1,7 +1,9 @@
 """bench/reference_benchmark.py, the script every GPU figure comes from, on the CPU: its
 --dry-run (host clock for CUDA events, the CPU backend, small shapes) for suites 2, 3 and 5
-with both timing methods, suite 3 narrowed by --decode-shapes, the order in which the interleaved method takes its samples, and
-that kiln tiers sharing one output buffer are each checked on their own output. Needs torch
+with both timing methods, suites 2 and 3 narrowed by --prefill-shapes and --decode-shapes,
+the order in which the interleaved method takes its samples, each kiln tier's context kept
+from sample to sample, and that kiln tiers sharing one output buffer are each checked on
+their own output. Needs torch
 (CPU); run with the fast path only (the script does not depend on which path the binding
 takes)."""
 
@@ -124,6 +126,63 @@ class DecodeShapes(unittest.TestCase):
                 self.assertNotEqual(r.returncode, 0, bad)
                 self.assertIn("--decode-shapes", r.stderr, bad)
                 self.assertIn(repr(bad), r.stderr, bad)
+
+
+class PrefillShapes(unittest.TestCase):
+    """--prefill-shapes narrows suite 2 to the (head dim, length) pairs given, each with and
+    without the causal mask (the dry run caps lengths at 128); a malformed pair is an error
+    naming it."""
+
+    def run_script(self, shapes, out):
+        return subprocess.run([sys.executable, SCRIPT, "--dry-run", "--only", "prefill",
+                               "--kiln-tiers", "generic", "--sdpa", "math",
+                               "--prefill-shapes", shapes, "--out", out],
+                              capture_output=True, text=True, timeout=300)
+
+    def test_pairs(self):
+        with tempfile.TemporaryDirectory() as out:
+            r = self.run_script("32:64,16:128", out)
+            self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
+            files = [f for f in os.listdir(out) if f.startswith("prefill_") and
+                     f.endswith(".json")]
+            self.assertEqual(len(files), 1, files)
+            with open(os.path.join(out, files[0])) as f:
+                rows = json.load(f)["results"]
+            self.assertEqual([(row["D"], row["S"], row["causal"]) for row in rows],
+                             [(32, 64, False), (32, 64, True), (16, 128, False),
+                              (16, 128, True)])
+
+    def test_malformed(self):
+        with tempfile.TemporaryDirectory() as out:
+            for bad in ("64", "64:-1", "a:b"):
+                r = self.run_script(bad, out)
+                self.assertNotEqual(r.returncode, 0, bad)
+                self.assertIn("--prefill-shapes", r.stderr, bad)
+                self.assertIn(repr(bad), r.stderr, bad)
+
+
+class ContextsPerSetting(unittest.TestCase):
+    def test_each_setting_keeps_its_context(self):
+        # A tier's context is made by its first call and handed back every time that tier is
+        # timed again; another setting gets its own; leaving restores what was there before.
+        rb = load_script()
+        arrays = rb.kiln._arrays
+        cpu = rb.kiln._lib.BACKEND_CPU
+        outer = arrays.context(cpu, 0)
+        with rb._Env({"KILN_GPU_TIER": "tensor"}):
+            self.assertEqual(os.environ["KILN_GPU_TIER"], "tensor")
+            first = arrays.context(cpu, 0)
+            self.assertNotEqual(first, outer)
+        self.assertEqual(arrays.context(cpu, 0), outer)
+        with rb._Env({"KILN_GPU_TIER": "generic"}):
+            other = arrays.context(cpu, 0)
+            self.assertNotIn(other, (first, outer))
+        for _ in range(3):
+            with rb._Env({"KILN_GPU_TIER": "tensor"}):
+                self.assertEqual(arrays.context(cpu, 0), first)
+            with rb._Env({"KILN_GPU_TIER": "generic"}):
+                self.assertEqual(arrays.context(cpu, 0), other)
+        self.assertEqual(arrays.context(cpu, 0), outer)
 
 
 class SharedOutput(unittest.TestCase):
