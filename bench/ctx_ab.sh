@@ -2,7 +2,7 @@
 # One device call: the benchmark's contexts kept per tier (this tree) against a new context
 # in every timed sample (the method before: bench/reference_benchmark.py with its _Env
 # dropping the binding's contexts on the way in and out), alternating in one job, plus
-# bench/context_cost.py. Output under $OUT (summary.txt, results/).
+# bench/context_cost.py. Output under $OUT (summary.txt, results.tgz).
 set -u
 out=${OUT:-/tmp/kiln-ctx-ab}
 mkdir -p "$out/results"
@@ -55,4 +55,6 @@ for suite, key in (("decode", "tb_per_s"), ("prefill", "tflops")):
                 print(os.path.basename(d), tag, " ".join(cells))
 PY
 rm -f bench/.rb_fresh.py
+# one archive: the device returns a limited number of files
+tar czf "$out/results.tgz" -C "$out" results && rm -rf "$out/results"
 cat "$sum"
