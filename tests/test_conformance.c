@@ -1,5 +1,6 @@
 /* Fixed-length attention vs the fp64 reference: dtypes x head dims, GQA ratios, causal at
- * every seqlen_q / seqlen_k relation, sliding windows, soft-cap, ALiBi, LSE, strides. */
+ * every seqlen_q / seqlen_k relation, sliding windows, soft-cap, ALiBi, LSE, strides, and on
+ * GPUs a causal call long enough for the persistent grid's walk. */
 #include "conformance.h"
 
 static const kiln_dtype dtypes[] = {KILN_BF16, KILN_F16, KILN_F32};
@@ -128,6 +129,27 @@ static void lse_and_strides(tc_env *env) {
     }
 }
 
+/* Enough causal query tiles that a GPU's persistent grid walks several rounds of them and
+ * then its tail of single tiles (kernels/attention_hopper.cu, hp_step: 132 multiprocessors
+ * take 264 pairs of 128-row tiles or more for that), at an even and an odd tile count (the
+ * odd one's middle tile has no partner) and with GQA. GPU backends only: the reference's
+ * cost on a CPU runner buys nothing the small shapes above do not check. */
+static void persistent_walk(tc_env *env) {
+    if (env->backend == KILN_BACKEND_CPU) return;
+    static const int64_t shapes[][5] = {
+        /* d, sq, batch, hq, hkv */
+        {64, 256, 2, 140, 140}, {128, 384, 1, 136, 34}, {64, 640, 1, 96, 24},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tc_attn_case c = tc_attn_defaults(KILN_MODE_FIXED, KILN_BF16);
+        c.d = shapes[i][0], c.sq = c.sk = shapes[i][1];
+        c.batch = shapes[i][2], c.hq = shapes[i][3], c.hkv = shapes[i][4];
+        c.causal = 1;
+        c.seed = 100 + i;
+        tc_attn_run(env, &c);
+    }
+}
+
 static void body(tc_env *env) {
     head_dims(env);
     gqa(env);
@@ -135,6 +157,7 @@ static void body(tc_env *env) {
     windows(env);
     softcap_alibi_scale(env);
     lse_and_strides(env);
+    persistent_walk(env);
 }
 
 int main(int argc, char **argv) { return tc_main(argc, argv, "conformance", body); }
