@@ -435,20 +435,15 @@ KILN_DEV kiln_u32 hp_quot(kiln_u32 n, hp_div v)
     return (kiln_u32)(((kiln_u64)n * v.m) >> v.sh);
 }
 
-/* Whether the walk ends in a tail of single items, heaviest first (hp_step,
- * KILN_HOPPER_TAIL in attention_hopper.h): on the persistent grid under a mask, with two
- * consumers. Its steps cost the producer registers: it takes 48 and each consumer 232
- * (with 24 and 240, the producer spilled 84 - 108 bytes; three consumers leave it 32). */
-#define HP_TAIL                                                                             \
-    (KILN_HOPPER_PERSISTENT(D, KILN_MASK) && KILN_MASK != KILN_MASK_FULL && NC == 2 &&      \
-     KILN_HOPPER_TAIL(D, KILN_MASK))
-#if HP_TAIL
-#define HP_REGS_LOAD 48
-#define HP_REGS_MMA 232
-#else
-#define HP_REGS_LOAD KILN_HOPPER_REGS_LOAD(D, KILN_MASK)
-#define HP_REGS_MMA KILN_HOPPER_REGS_MMA(D, KILN_MASK, NC)
-#endif
+/* setmaxnreg moves registers within what the block was launched with: its threads times
+ * the per-thread count, which __launch_bounds__ (one block per SM) caps at 65536 / threads
+ * rounded down to a multiple of 8 (168 a thread for two consumers: 64512 in all). A split
+ * that asks for more leaves the consumers' setmaxnreg.inc waiting for ever (a producer at
+ * 48 beside consumers at 232 hung so). */
+KILN_STATIC_ASSERT(128 * KILN_HOPPER_REGS_LOAD(D, KILN_MASK) +
+                           128 * NC * KILN_HOPPER_REGS_MMA(D, KILN_MASK, NC) <=
+                       128 * (1 + NC) * (65536 / (128 * (1 + NC)) / 8 * 8),
+                   "the warpgroups' registers after setmaxnreg exceed the block's");
 
 /* The divisors of a block's walk over the work items: units per group (query tiles, or
  * pairs of them under a mask on the persistent grid), heads, splits. */
@@ -460,48 +455,12 @@ KILN_DEV hp_walk hp_walk_of(const kiln_attn_args *a)
 {
     const kiln_u32 nq = (kiln_u32)((a->seqlen_q + BM - 1) / BM);
     hp_walk wk;
-    wk.units = hp_div_of(HP_TAIL ? (nq + 1) / 2 : nq);
+    wk.units = hp_div_of(KILN_HOPPER_PERSISTENT(D, KILN_MASK) && KILN_MASK != KILN_MASK_FULL
+                             ? (nq + 1) / 2 : nq);
     wk.heads = hp_div_of((kiln_u32)a->heads_q);
     wk.splits = hp_div_of((kiln_u32)a->num_splits);
     return wk;
 }
-
-#if HP_TAIL
-/* The tail of a block's walk (hp_step), worked out once by one thread before the block's
- * first barrier and read from shared memory at every step (its arithmetic in hp_step
- * itself spilled the producer's 24 registers): the block's steps before it, and the group
- * and rank of each of its tail steps (rank ~0u past the end). */
-#define HP_TAIL_STEPS 8
-typedef struct hp_tail {
-    kiln_u32 step;
-    kiln_u32 group[HP_TAIL_STEPS], rank[HP_TAIL_STEPS];
-} hp_tail;
-KILN_SHARED hp_tail hp_tail_s;
-
-/* All but the last round or so of units go round the blocks in pairs; the tail starts at a
- * group boundary at least one full round of units before the end, unless some block would
- * have more than HP_TAIL_STEPS steps in it (then there is none). */
-KILN_DEV void hp_tail_of(const kiln_attn_args *a, hp_tail *tail)
-{
-    const kiln_u32 nq = (kiln_u32)((a->seqlen_q + BM - 1) / BM);
-    const kiln_u32 np = (nq + 1) / 2, p = gridDim.x;
-    const kiln_u32 groups = (kiln_u32)(a->heads_q * a->batch * a->num_splits);
-    const kiln_u32 units = np * groups, rounds = units / p;
-    kiln_u32 at = rounds >= 2 ? (rounds - 1) * p / np : groups;
-    if ((kiln_u64)nq * (groups - at) > (kiln_u64)HP_TAIL_STEPS * p) at = groups;
-    const kiln_u32 tg = groups - at, items = nq * tg;
-    const hp_div by = hp_div_of(tg);
-    tail->step = at * np > blockIdx.x ? 2 * ((at * np - 1 - blockIdx.x) / p + 1) : 0;
-    for (kiln_u32 k = 0; k < HP_TAIL_STEPS; ++k) {
-        /* Rounds alternate their direction over the blocks, the first from the last block
-         * (the blocks that took one unit more before the tail come first in block order). */
-        const kiln_u32 n = k * p + ((k & 1) ? blockIdx.x : p - 1 - blockIdx.x);
-        const kiln_u32 rank = n < items ? hp_quot(n, by) : ~0u;
-        tail->rank[k] = rank;
-        tail->group[k] = n < items ? at + (n - rank * tg) : 0;
-    }
-}
-#endif
 
 /* A window's reach (window_left / right, >= 0) as a 32-bit count: longer than any sequence
  * the host lets through (2^29) is as good as unbounded. */
@@ -553,56 +512,29 @@ KILN_DEV void hp_item_at(const kiln_attn_args *a, const hp_walk *wk, kiln_u32 x,
  * fastest (blocks running at once share K and V in L2), block i takes units i, i + P,
  * i + 2P, ...; without a mask a unit is one tile, with one it is the pair of tiles of ranks
  * p and nq - 1 - p in heaviest-first order (both steps of a unit), so every unit weighs
- * about the same and the static order stays balanced. Under a mask the last groups' tiles
- * (a round of units or more, from a group boundary: the tail) go out one by one instead,
- * heaviest rank first across those groups, in rounds that alternate their direction over
- * the blocks, the first from the last block (the blocks that took one unit more before the
- * tail come first in the block order): pairs of equal weight left the last round of units
- * to a few blocks while the rest waited (U units over P blocks run in ceil(U / P) rounds:
- * 4096 pairs over 132 SMs, suite 2's causal shapes at head dim 64, in 32 of 31.03).
- * Indices are 32-bit (the host keeps the unit count below 2^31), which keeps the
- * producer's 24 registers enough. */
+ * about the same and the static order stays balanced. Indices are 32-bit (the host keeps
+ * the unit count below 2^31), which keeps the producer's 24 registers enough. */
 KILN_DEV int hp_step(const kiln_attn_args *a, const hp_walk *wk, kiln_i32 j, hp_item *it)
 {
     const kiln_u32 nq = (kiln_u32)((a->seqlen_q + BM - 1) / BM);
 #if KILN_HOPPER_PERSISTENT(D, KILN_MASK)
-#if KILN_MASK == KILN_MASK_FULL
     const kiln_u32 groups = (kiln_u32)(a->heads_q * a->batch * a->num_splits);
+#if KILN_MASK == KILN_MASK_FULL
     const kiln_u32 u = blockIdx.x + (kiln_u32)j * gridDim.x;
     if (u >= nq * groups) return 0;
     const kiln_u32 grp = hp_quot(u, wk->units), z = hp_quot(grp, wk->heads);
     hp_item_at(a, wk, u - grp * nq, grp - z * (kiln_u32)a->heads_q, z, it);
 #else
     const kiln_u32 np = (nq + 1) / 2;
-    kiln_u32 grp, rank;
-#if HP_TAIL
-    const kiln_u32 first_tail = hp_tail_s.step;
-    if ((kiln_u32)j < first_tail) {
-#else
-    {
-#endif
-        const kiln_u32 u = blockIdx.x + (kiln_u32)(j >> 1) * gridDim.x;
-#if !HP_TAIL
-        if (u >= np * (kiln_u32)(a->heads_q * a->batch * a->num_splits)) return 0;
-#endif
-        grp = hp_quot(u, wk->units);
-        const kiln_u32 p = u - grp * np;
-        rank = (j & 1) ? nq - 1 - p : p;
-        if ((j & 1) && rank == p) {
-            it->q0 = -1; /* the middle tile of an odd count has no partner */
-            return 1;
-        }
+    const kiln_u32 u = blockIdx.x + (kiln_u32)(j >> 1) * gridDim.x;
+    if (u >= np * groups) return 0;
+    const kiln_u32 grp = hp_quot(u, wk->units), z = hp_quot(grp, wk->heads);
+    const kiln_u32 p = u - grp * np;
+    const kiln_u32 rank = (j & 1) ? nq - 1 - p : p;
+    if ((j & 1) && rank == p) {
+        it->q0 = -1; /* the middle tile of an odd count has no partner */
+        return 1;
     }
-#if HP_TAIL
-    else {
-        const kiln_u32 k = (kiln_u32)j - first_tail;
-        if (k >= HP_TAIL_STEPS) return 0;
-        rank = hp_tail_s.rank[k];
-        if (rank == ~0u) return 0;
-        grp = hp_tail_s.group[k];
-    }
-#endif
-    const kiln_u32 z = hp_quot(grp, wk->heads);
     hp_item_at(a, wk, nq - 1 - rank, grp - z * (kiln_u32)a->heads_q, z, it);
 #endif
 #else
@@ -653,9 +585,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         for (kiln_i32 i = 0; i < NBARS; ++i)
             kiln_mbar_init(&bars[i], i == BAR_QEMPTY || i >= BAR_KEMPTY(0) ? 4u * NC : 1u);
         kiln_mbar_init_fence();
-#if HP_TAIL
-        hp_tail_of(&a, &hp_tail_s);
-#endif
     }
     /* The stream's previous kernel may still run (kernels/vendor/cuda.h): every thread
      * waits for it before any global access; the barriers' setup above overlaps it. */
@@ -665,7 +594,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
 
     if (wg == 0) {
         /* ---- producer: one thread issues every copy ---- */
-        kiln_setmaxnreg_dec(HP_REGS_LOAD);
+        kiln_setmaxnreg_dec(KILN_HOPPER_REGS_LOAD(D, KILN_MASK));
         if (tid != 0) return;
         kiln_i32 qn = 0; /* Q tiles loaded so far */
         kiln_i32 st = 0;  /* the ring's next slot, and its phase */
@@ -703,7 +632,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     }
 
     /* ---- consumers ---- */
-    kiln_setmaxnreg_inc(HP_REGS_MMA);
+    kiln_setmaxnreg_inc(KILN_HOPPER_REGS_MMA(D, KILN_MASK, NC));
     const kiln_i32 cw = wg - 1;               /* consumer 0 .. NC - 1: rows 64 cw .. */
     const kiln_i32 wtid = tid % 128;
     const kiln_i32 warp = wtid / 32, lane = tid % 32;

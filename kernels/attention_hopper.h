@@ -271,17 +271,10 @@
 #define KILN_HOPPER_FMA_EXP(d) 0
 #endif
 
-/* Per head dim d and mask m, 1: on the persistent grid under a mask the last groups' query
- * tiles go out one by one, heaviest first across those groups, instead of in pairs of equal
- * weight (kernels/attention_hopper.cu, hp_step): U pairs over P blocks take ceil(U / P)
- * rounds, and suite 2's causal shapes have 4096 pairs at head dim 64 (2048 at 128), 31.03
- * (15.5) rounds on 132 SMs. */
-#ifndef KILN_HOPPER_TAIL
-#define KILN_HOPPER_TAIL(d, m) 1
-#endif
-
 /* Registers per thread of the producer warpgroup and of each of the nc consumer warpgroups
- * after setmaxnreg (multiples of 8; 128 x producer + 128 nc x consumer at most 65536). */
+ * after setmaxnreg (multiples of 8; 128 x producer + 128 nc x consumer at most the block's
+ * launch allocation, 64512 for two consumers and 65536 for three: kernels/attention_hopper.cu
+ * asserts it). */
 #ifndef KILN_HOPPER_REGS_LOAD
 #define KILN_HOPPER_REGS_LOAD(d, m) 24
 #endif

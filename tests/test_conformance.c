@@ -129,11 +129,11 @@ static void lse_and_strides(tc_env *env) {
     }
 }
 
-/* Enough causal query tiles that a GPU's persistent grid walks several rounds of them and
- * then its tail of single tiles (kernels/attention_hopper.cu, hp_step: 132 multiprocessors
- * take 264 pairs of 128-row tiles or more for that), at an even and an odd tile count (the
- * odd one's middle tile has no partner) and with GQA. GPU backends only: the reference's
- * cost on a CPU runner buys nothing the small shapes above do not check. */
+/* Enough causal query tiles that a GPU's persistent grid walks several rounds of them
+ * (kernels/attention_hopper.cu, hp_step: 132 multiprocessors take 264 pairs of 128-row
+ * tiles in two rounds), at an even and an odd tile count (the odd one's middle tile has no
+ * partner) and with GQA. GPU backends only: the reference's cost on a CPU runner buys
+ * nothing the small shapes above do not check. */
 static void persistent_walk(tc_env *env) {
     if (env->backend == KILN_BACKEND_CPU) return;
     static const int64_t shapes[][5] = {
