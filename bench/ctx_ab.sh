@@ -21,6 +21,7 @@ sed -e 's/self.outer = kiln._arrays.swap_contexts(_Env.kept.get(self.key))/kiln.
     -e 's/_Env.kept\[self.key\] = kiln._arrays.swap_contexts(self.outer)/kiln._arrays.forget_contexts()/' \
     bench/reference_benchmark.py > bench/.rb_fresh.py
 n=$(grep -c "forget_contexts()" bench/.rb_fresh.py); stamp "fresh variant: $n forget calls"
+[ "$n" = 2 ] || { stamp "the fresh variant's edit did not hit both lines of _Env: stopping"; exit 1; }
 timeout 120 python3 bench/context_cost.py >> "$sum" 2>&1; stamp "context_cost rc=$?"
 for pass in 1 2; do
   for m in kept fresh; do

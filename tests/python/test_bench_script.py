@@ -99,66 +99,65 @@ class SuitesDryRun(unittest.TestCase):
         self.check(self.run_suites("sequential"), "one contender after another")
 
 
-class DecodeShapes(unittest.TestCase):
-    """--decode-shapes narrows suite 3 to the pairs given, in their order (the dry run
-    shrinks each to at most batch 2, 256 keys); a malformed pair is an error naming it."""
+def report_rows(test, out, suite):
+    """The rows of the one report of `suite` a run wrote into `out`."""
+    files = [f for f in os.listdir(out) if f.startswith(suite + "_") and f.endswith(".json")]
+    test.assertEqual(len(files), 1, files)
+    with open(os.path.join(out, files[0])) as f:
+        return json.load(f)["results"]
+
+
+class ShapePairs:
+    """A suite narrowed by OPTION to the pairs given, in their order; a malformed pair is an
+    error naming the option and the pair."""
+
+    OPTION, SUITE, ARGS, BAD = "", "", [], ()
 
     def run_script(self, shapes, out):
-        return subprocess.run([sys.executable, SCRIPT, "--dry-run", "--only", "decode",
-                               "--kiln-tiers", "generic", "--decode-shapes", shapes,
-                               "--out", out], capture_output=True, text=True, timeout=300)
-
-    def test_pairs(self):
-        with tempfile.TemporaryDirectory() as out:
-            r = self.run_script("2:128,1:64", out)
-            self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
-            files = [f for f in os.listdir(out) if f.startswith("decode_") and
-                     f.endswith(".json")]
-            self.assertEqual(len(files), 1, files)
-            with open(os.path.join(out, files[0])) as f:
-                rows = json.load(f)["results"]
-            self.assertEqual([(row["B"], row["L"]) for row in rows], [(2, 128), (1, 64)])
-
-    def test_malformed(self):
-        with tempfile.TemporaryDirectory() as out:
-            for bad in ("8x4096", "8:0", "8:4096:1"):
-                r = self.run_script(bad, out)
-                self.assertNotEqual(r.returncode, 0, bad)
-                self.assertIn("--decode-shapes", r.stderr, bad)
-                self.assertIn(repr(bad), r.stderr, bad)
-
-
-class PrefillShapes(unittest.TestCase):
-    """--prefill-shapes narrows suite 2 to the (head dim, length) pairs given, each with and
-    without the causal mask (the dry run caps lengths at 128); a malformed pair is an error
-    naming it."""
-
-    def run_script(self, shapes, out):
-        return subprocess.run([sys.executable, SCRIPT, "--dry-run", "--only", "prefill",
-                               "--kiln-tiers", "generic", "--sdpa", "math",
-                               "--prefill-shapes", shapes, "--out", out],
+        return subprocess.run([sys.executable, SCRIPT, "--dry-run", "--only", self.SUITE,
+                               *self.ARGS, self.OPTION, shapes, "--out", out],
                               capture_output=True, text=True, timeout=300)
 
-    def test_pairs(self):
+    def rows(self, shapes):
         with tempfile.TemporaryDirectory() as out:
-            r = self.run_script("32:64,16:128", out)
+            r = self.run_script(shapes, out)
             self.assertEqual(r.returncode, 0, r.stdout[-2000:] + r.stderr[-2000:])
-            files = [f for f in os.listdir(out) if f.startswith("prefill_") and
-                     f.endswith(".json")]
-            self.assertEqual(len(files), 1, files)
-            with open(os.path.join(out, files[0])) as f:
-                rows = json.load(f)["results"]
-            self.assertEqual([(row["D"], row["S"], row["causal"]) for row in rows],
-                             [(32, 64, False), (32, 64, True), (16, 128, False),
-                              (16, 128, True)])
+            return report_rows(self, out, self.SUITE)
 
     def test_malformed(self):
         with tempfile.TemporaryDirectory() as out:
-            for bad in ("64", "64:-1", "a:b"):
+            for bad in self.BAD:
                 r = self.run_script(bad, out)
                 self.assertNotEqual(r.returncode, 0, bad)
-                self.assertIn("--prefill-shapes", r.stderr, bad)
+                self.assertIn(self.OPTION, r.stderr, bad)
                 self.assertIn(repr(bad), r.stderr, bad)
+
+
+class DecodeShapes(ShapePairs, unittest.TestCase):
+    """--decode-shapes narrows suite 3 (the dry run shrinks each pair to at most batch 2, 256
+    keys)."""
+
+    OPTION, SUITE, ARGS = "--decode-shapes", "decode", ["--kiln-tiers", "generic"]
+    BAD = ("8x4096", "8:0", "8:4096:1")
+
+    def test_pairs(self):
+        rows = self.rows("2:128,1:64")
+        self.assertEqual([(row["B"], row["L"]) for row in rows], [(2, 128), (1, 64)])
+
+
+class PrefillShapes(ShapePairs, unittest.TestCase):
+    """--prefill-shapes narrows suite 2 to (head dim, length) pairs, each with and without
+    the causal mask (the dry run caps lengths at 128)."""
+
+    OPTION, SUITE = "--prefill-shapes", "prefill"
+    ARGS = ["--kiln-tiers", "generic", "--sdpa", "math"]
+    BAD = ("64", "64:-1", "a:b")
+
+    def test_pairs(self):
+        rows = self.rows("32:64,16:128")
+        self.assertEqual([(row["D"], row["S"], row["causal"]) for row in rows],
+                         [(32, 64, False), (32, 64, True), (16, 128, False),
+                          (16, 128, True)])
 
 
 class ContextsPerSetting(unittest.TestCase):
