@@ -571,10 +571,6 @@ def shape_pairs(text, option, what, example):
     return pairs
 
 
-def decode_shapes(text):
-    return shape_pairs(text, "--decode-shapes", "batch:length", "8:4096,1:32768")
-
-
 def suite_decode(args, meta):
     """K+V read bandwidth of one decode step, against a device copy of the same bytes timed
     in the same run (its rate counts bytes read + written, so the two compare as fractions
@@ -850,7 +846,8 @@ def main():
     # Suite 3's (batch, length) pairs: --decode-shapes', else every batch with every length
     # (the dry run shrinks the pairs given to its toy sizes).
     args.decode_pairs = [(min(b, 2), min(L, 256)) if args.dry_run else (b, L)
-                         for b, L in decode_shapes(args.decode_shapes)] or \
+                         for b, L in shape_pairs(args.decode_shapes, "--decode-shapes",
+                                                 "batch:length", "8:4096,1:32768")] or \
         [(b, L) for b in args.decode_batches for L in args.decode_lens]
     args.prefill_pairs = [(d, min(L, 128)) if args.dry_run else (d, L)
                           for d, L in shape_pairs(args.prefill_shapes, "--prefill-shapes",

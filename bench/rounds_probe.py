@@ -8,34 +8,27 @@ FLOP that cuDNN does not share points at that round.
 """
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
-import kiln
 import reference_benchmark as rb
 
 
 def main():
     dev = torch.device("cuda")
+    rb.set_kiln_tiers(["hopper"])
     for d, s in ((64, 1024), (128, 1024), (64, 4096)):
         h = 2048 // d
         for causal in (False, True):
             for b in (32768 // s - 1, 32768 // s, 32768 // s + 1):
                 q, k, v = (torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16)
                            for _ in range(3))
-                qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-                out = torch.empty_like(qt)
-                cs = [rb.Contender("cudnn", lambda: F.scaled_dot_product_attention(
-                          q, k, v, is_causal=causal),
-                          lambda: sdpa_kernel(SDPBackend.CUDNN_ATTENTION)),
-                      rb.Contender("hopper", lambda: kiln.attention(
-                          qt, kt, vt, causal=causal, out=out), rb.tier_context("hopper"))]
+                cs = (rb.sdpa_contenders(q, k, v, causal, names=["cudnn"]) +
+                      rb.kiln_attention_contenders(q, k, v, causal))
                 res = rb.time_events_interleaved(cs)
                 flops = 4 * b * h * s * s * d / (2 if causal else 1)
                 t = {n: flops / r["median_s"] / 1e12 for n, r in res.items()}
+                hopper, cudnn = t["kiln_hopper"], t["sdpa_cudnn"]
                 print(f"D{d} S{s} {'causal' if causal else 'full  '} B{b:3d}: hopper "
-                      f"{t['hopper']:.1f} cudnn {t['cudnn']:.1f} ratio "
-                      f"{t['hopper'] / t['cudnn']:.3f}", flush=True)
+                      f"{hopper:.1f} cudnn {cudnn:.1f} ratio {hopper / cudnn:.3f}", flush=True)
 
 
 if __name__ == "__main__":
