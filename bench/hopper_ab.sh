@@ -61,8 +61,10 @@
 #   3. BENCH.md suite 2 for each build (bench/reference_benchmark.py --only prefill,
 #      the hopper tier beside SDPA cuDNN)
 #   4. a table: TFLOP/s per shape per option, cuDNN beside
-# ALTS="staged old" narrows the list (default: staged old). $OUT gets summary.txt,
-# logs.tgz and one prefill JSON per option.
+# ALTS="staged old" narrows the list (default: staged old). PASSES=2 times every build
+# twice, alternating (default 1); PREFILL_SHAPES (e.g. 64:1024,128:4096) narrows suite 2 to
+# those head dims and lengths. $OUT gets summary.txt, logs.tgz and one prefill JSON per
+# option and pass.
 #   bash bench/hopper_ab.sh
 set -u
 out=${OUT:-${TMPDIR:-/tmp}/kiln-hopper-ab}
@@ -172,23 +174,29 @@ for o in "${opts[@]}"; do
   grep "^FAIL" "$logs/ctest_$name.log" | grep -v "KILN_GPU_TIER=hopper:" | head -10 >> "$sum"
 done
 
-for o in "${opts[@]}"; do
-  name=${o%%|*}
-  case " ${bad:-} " in *" $name "*) continue ;; esac
-  mkdir -p "$logs/prefill_$name"
-  KILN_LIBRARY=/tmp/kiln-ab-build-$name/libkiln.so KILN_CACHE_DIR=/tmp/kiln-ab-cache-$name \
-    PYTHONPATH=python PYTHONUNBUFFERED=1 timeout 75 python3 bench/reference_benchmark.py \
-    --only prefill --kiln-tiers hopper --sdpa cudnn --out "$logs/prefill_$name" \
-    > "$logs/prefill_$name.log" 2>&1
-  stamp "suite 2 $name rc=$?"
-  for f in "$logs/prefill_$name"/prefill_*.json; do
-    [ -f "$f" ] && cp "$f" "$out/prefill_$name.json"
+runs=()
+for pass in $(seq 1 "${PASSES:-1}"); do
+  for o in "${opts[@]}"; do
+    name=${o%%|*}
+    case " ${bad:-} " in *" $name "*) continue ;; esac
+    run=$name
+    [ "${PASSES:-1}" -gt 1 ] && run=${name}_p$pass
+    mkdir -p "$logs/prefill_$run"
+    KILN_LIBRARY=/tmp/kiln-ab-build-$name/libkiln.so KILN_CACHE_DIR=/tmp/kiln-ab-cache-$name \
+      PYTHONPATH=python PYTHONUNBUFFERED=1 timeout 75 python3 bench/reference_benchmark.py \
+      --only prefill --kiln-tiers hopper --sdpa cudnn --out "$logs/prefill_$run" \
+      ${PREFILL_SHAPES:+--prefill-shapes "$PREFILL_SHAPES"} > "$logs/prefill_$run.log" 2>&1
+    stamp "suite 2 $run rc=$?"
+    for f in "$logs/prefill_$run"/prefill_*.json; do
+      [ -f "$f" ] && cp "$f" "$out/prefill_$run.json"
+    done
+    runs+=("$run")
   done
 done
 
-python3 - "$out" "${opts[@]}" >> "$sum" 2>&1 <<'EOF'
+python3 - "$out" "${runs[@]}" >> "$sum" 2>&1 <<'EOF'
 import json, os, sys
-out, names = sys.argv[1], [o.split("|")[0] for o in sys.argv[2:]]
+out, names = sys.argv[1], sys.argv[2:]
 runs = {}
 for n in names:
     p = os.path.join(out, f"prefill_{n}.json")
