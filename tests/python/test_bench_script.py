@@ -2,8 +2,9 @@
 --dry-run (host clock for CUDA events, the CPU backend, small shapes) for suites 2, 3 and 5
 with both timing methods, suites 2 and 3 narrowed by --prefill-shapes and --decode-shapes,
 the order in which the interleaved method takes its samples, each kiln tier's context kept
-from sample to sample, and that kiln tiers sharing one output buffer are each checked on
-their own output. Needs torch
+from sample to sample, that kiln tiers sharing one output buffer are each checked on
+their own output, and that bench/decode_trace.py and bench/hopper_trace.py still find the
+kernel lines they stamp. Needs torch
 (CPU); run with the fast path only (the script does not depend on which path the binding
 takes)."""
 
@@ -227,6 +228,25 @@ class InterleavedOrder(unittest.TestCase):
         for r in res.values():
             self.assertEqual(r["samples"], 4)
             self.assertEqual(r["calls_per_sample"], 1)
+
+
+class TraceTrees(unittest.TestCase):
+    """The trace scripts edit a copy of the kernels at fixed lines: each of those lines must
+    still be there once (the scripts stop with the line they missed otherwise)."""
+
+    def check(self, script, kernel, stamp):
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "bench", script),
+                                "tree", d], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(os.path.join(d, "kernels", kernel)) as f:
+                self.assertIn(stamp, f.read())
+
+    def test_decode(self):
+        self.check("decode_trace.py", "decode.cu", "TR_REC(1);")
+
+    def test_hopper(self):
+        self.check("hopper_trace.py", "attention_hopper.cu", "TR(5);")
 
 
 if __name__ == "__main__":
