@@ -187,10 +187,6 @@ typedef struct hp_rows {
 /* P V products over the keys a consumer's rows see only (KILN_HOPPER_SKIP_PV,
  * attention_hopper.h): causal calls. */
 #define HP_SKIP_PV (KILN_HOPPER_SKIP_PV(D) && KILN_MASK == KILN_MASK_CAUSAL)
-/* An item's last tile in halves where the consumer's rows see only the first
- * (KILN_HOPPER_HALF_S, attention_hopper.h): the P V product must skip the second half's
- * keys, whose weights are then never computed. */
-#define HP_HALF_S (KILN_HOPPER_HALF_S(D) && HP_SKIP_PV && NC == 2 && BN == 128)
 
 /* Issues S = Q K^T for one tile (64 rows of this consumer x BN keys) and commits it; qd and
  * kd describe the consumer's Q rows and the K slot, each k-step's operands lie a constant
@@ -202,22 +198,6 @@ KILN_DEV void hp_issue_s(float sc[NACC_S], kiln_u64 qd, kiln_u64 kd)
         const kiln_u32 off = (kiln_u32)(kk / 4) * (BM * 128) + (kiln_u32)(kk % 4) * 32;
         const kiln_u32 offk = (kiln_u32)(kk / 4) * (BN * 128) + (kiln_u32)(kk % 4) * 32;
         kiln_wgmma_s(sc, kiln_wg_desc_add(qd, off), kiln_wg_desc_add(kd, offk), kk > 0);
-    }
-    kiln_wgmma_commit();
-}
-
-/* S for an item's last tile with HP_HALF_S: keys 0 .. BN / 2 - 1 always, the rest where
- * full2 (uniform across the warpgroup). The two halves' accumulators are exactly those of
- * the BN-key product (register x holds key 8 (x >> 2) + 2 tq4 + (x & 1)). */
-KILN_DEV void hp_issue_s_halves(float sc[NACC_S], kiln_u64 qd, kiln_u64 kd, int full2)
-{
-    #pragma unroll
-    for (kiln_i32 kk = 0; kk < D / 16; ++kk) {
-        const kiln_u32 off = (kiln_u32)(kk / 4) * (BM * 128) + (kiln_u32)(kk % 4) * 32;
-        const kiln_u32 offk = (kiln_u32)(kk / 4) * (BN * 128) + (kiln_u32)(kk % 4) * 32;
-        kiln_wgmma_ss_n64(sc, kiln_wg_desc_add(qd, off), kiln_wg_desc_add(kd, offk), kk > 0);
-        kiln_wgmma_ss_n64_if(sc + NACC_S / 2, kiln_wg_desc_add(qd, off),
-                             kiln_wg_desc_add(kd, offk + (BN / 2) * 128), kk > 0, full2);
     }
     kiln_wgmma_commit();
 }
@@ -265,13 +245,10 @@ KILN_DEV void hp_ring_next(kiln_i32 *st, kiln_u32 *ph)
     ((x) % 8 >= 8 - KILN_HOPPER_FMA_EXP(D) ? kiln_hp_exp2_fma(v) : kiln_hp_exp2(v))
 
 /* Softmax of one tile of scores (keys kt ..): masks, the online max and sum, and the
- * weights left in sc; alpha gets each row's rescale factor for O. With half (uniform across
- * the warpgroup; HP_HALF_S) the tile's second half of keys is left out: every loop over the
- * accumulators stops at its middle (one branch each). */
+ * weights left in sc; alpha gets each row's rescale factor for O. */
 KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], float alpha[2],
                          kiln_i32 kt, kiln_i32 hi, kiln_i32 i0, kiln_i32 i_last,
-                         kiln_i32 diag, kiln_i32 tq4, int plain, float slope, kiln_i32 cw,
-                         int half)
+                         kiln_i32 diag, kiln_i32 tq4, int plain, float slope, kiln_i32 cw)
 {
     (void)cw;
     const float scale2 = a->scale * KILN_LOG2E, softcap2 = a->softcap * KILN_LOG2E;
@@ -299,7 +276,6 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
     if (!plain) {
         #pragma unroll
         for (kiln_i32 x = 0; x < NACC_S; ++x) {
-            if (x == NACC_S / 2 && half) break;
             const kiln_i32 r = (x >> 1) & 1;
             const kiln_i32 jj = (x >> 2) * 8 + 2 * tq4 + (x & 1);
             float y;
@@ -342,7 +318,6 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         if (wl >= 0) {
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) {
-                if (x == NACC_S / 2 && half) break;
                 const kiln_i32 r = (x >> 1) & 1, jc = (x >> 2) * 8 + (x & 1);
                 if (jc < tlo[r] || jc >= thi[r]) sc[x] = kiln_neg_inf();
             }
@@ -351,7 +326,6 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
         {
             #pragma unroll
             for (kiln_i32 x = 0; x < NACC_S; ++x) {
-                if (x == NACC_S / 2 && half) break;
                 const kiln_i32 r = (x >> 1) & 1, jc = (x >> 2) * 8 + (x & 1);
                 if (jc >= thi[r]) sc[x] = kiln_neg_inf();
             }
@@ -365,7 +339,6 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
     float mp[2][4];
     #pragma unroll
     for (kiln_i32 x = 0; x < NACC_S; ++x) {
-        if (x == NACC_S / 2 && half) break;
         const kiln_i32 r = (x >> 1) & 1, p = (x & 1) + 2 * ((x >> 2) & 1);
         mp[r][p] = x < 8 ? sc[x] : kiln_fmaxf(mp[r][p], sc[x]);
     }
@@ -375,10 +348,8 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
 #else
     mx[0] = mx[1] = kiln_neg_inf();
     #pragma unroll
-    for (kiln_i32 x = 0; x < NACC_S; ++x) {
-        if (x == NACC_S / 2 && half) break;
+    for (kiln_i32 x = 0; x < NACC_S; ++x)
         mx[(x >> 1) & 1] = kiln_fmaxf(mx[(x >> 1) & 1], sc[x]);
-    }
 #endif
     /* Whether a row has seen a visible key comes from its key range, never from the running
      * max (a visible score may be -inf or NaN and must reach the output). Until it has, the
@@ -405,7 +376,6 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
     float lp[2][4];
     #pragma unroll
     for (kiln_i32 x = 0; x < NACC_S; ++x) {
-        if (x == NACC_S / 2 && half) break;
         const kiln_i32 r = (x >> 1) & 1, p = (x & 1) + 2 * ((x >> 2) & 1);
         sc[x] = HP_EXP2(x, sc[x] * kexp - use[r]);
         lp[r][p] = x < 8 ? sc[x] : lp[r][p] + sc[x];
@@ -415,7 +385,6 @@ KILN_DEV void hp_softmax(const kiln_attn_args *a, hp_rows *w, float sc[NACC_S], 
 #else
     #pragma unroll
     for (kiln_i32 x = 0; x < NACC_S; ++x) {
-        if (x == NACC_S / 2 && half) break;
         const kiln_i32 r = (x >> 1) & 1;
         sc[x] = HP_EXP2(x, sc[x] * kexp - use[r]);
         w->l[r] += sc[x];
@@ -436,55 +405,6 @@ KILN_DEV void hp_pack_p(kiln_u32 pf[BN / 16][4], const float sc[NACC_S])
             pf[kc][2 * hf] = kiln_pack2(c[0], c[1]);
             pf[kc][2 * hf + 1] = kiln_pack2(c[2], c[3]);
         }
-}
-
-/* Step t >= 1 of an item's key loop, the ring at the slot of tile t - 1 (*st, *ph, advanced
- * here): issue S_t = Q K_t^T and O += P_{t-1} V_{t-1}, wait for S_t only, run the softmax
- * of S_t (keys kt ..) while the tensor cores finish the P V product, wait for it, rescale O
- * and make P_t. P_{t-1} stays in pf (the product reads it asynchronously) until that wait.
- * q_last: the item's last S product (the consumer is then done with its Q rows). peeled, a
- * constant at each call: the item's last tile with HP_HALF_S, whose second half of keys
- * is left out where half. */
-KILN_DEV void hp_key_step(const kiln_attn_args *a, kiln_u64 *bars, hp_rows *w,
-                          float o[NACC_O], float sc[NACC_S], kiln_u32 pf[BN / 16][4],
-                          kiln_i32 *st, kiln_u32 *ph, kiln_u64 qd, kiln_u64 kd, kiln_u64 vd,
-                          kiln_i32 kt, kiln_i32 hi, kiln_i32 i0, kiln_i32 i_last,
-                          kiln_i32 diag, kiln_i32 tq4, int plain, float slope, kiln_i32 cw,
-                          kiln_i32 lane, int q_last, int peeled, int half)
-{
-    const kiln_i32 pst = *st;
-    const kiln_u32 pph = *ph;
-    hp_ring_next(st, ph);
-    HP_CONSUMER_WAIT(&bars[BAR_KFULL(*st)], *ph);
-    HP_CONSUMER_WAIT(&bars[BAR_VFULL(pst)], pph);
-    #pragma unroll
-    for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-    HP_MMA_TURN_WAIT();
-    kiln_wgmma_fence();
-    if (peeled)
-        hp_issue_s_halves(sc, qd, kiln_wg_desc_add(kd, *st * TILE_K), !half);
-    else
-        hp_issue_s(sc, qd, kiln_wg_desc_add(kd, *st * TILE_K));
-    hp_issue_pv(o, pf, kiln_wg_desc_add(vd, pst * TILE_K));
-    HP_MMA_TURN_PASS();
-    kiln_wgmma_wait(1);
-    #pragma unroll
-    for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
-    if (lane == 0) {
-        kiln_mbar_arrive(&bars[BAR_KEMPTY(*st)]);
-        if (HP_O_OWN && q_last) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
-    }
-    float alpha[2];
-    hp_softmax(a, w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain, slope, cw, half);
-    kiln_wgmma_wait(0);
-    #pragma unroll
-    for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
-    if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
-    if (!KILN_HOPPER_LAZY_RESCALE(D) || kiln_warp_any(alpha[0] != 1.0f || alpha[1] != 1.0f)) {
-        #pragma unroll
-        for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
-    }
-    hp_pack_p(pf, sc);
 }
 
 /* One work item: query tile q0 of head h, batch entry b, split, and its keys [lo, hi) in
@@ -781,8 +701,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         float sc[NACC_S], alpha[2];
         kiln_u32 pf[BN / 16][4];
 
-        /* Pipeline inside the warpgroup: tile 0's S product and softmax, then a step per
-         * tile t >= 1 (hp_key_step: S_t issued with P V of t - 1), then the last P V.
+        /* Pipeline inside the warpgroup, step t >= 1: issue S_t = Q K_t^T and O += P_{t-1}
+         * V_{t-1}, wait for S_t only, run the softmax of S_t while the tensor cores finish
+         * the P V product, wait for it, rescale O and make P_t. P_{t-1} stays in pf (the
+         * product reads it asynchronously) until that wait.
          * Turns: consumer 0 issues first; each issue phase (tile 0's S, then S_t with P V of
          * t - 1, then the last P V: ntiles + 1 of them per item) waits for its turn and
          * passes it on. The last consumer gives consumer 0 its first turn once, and consumer
@@ -808,19 +730,42 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
                 if (HP_O_OWN && ntiles == 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
             }
-            hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain, slope, cw, 0);
+            hp_softmax(&a, &w, sc, alpha, lo, hi, i0, i_last, diag, tq4, plain, slope, cw);
             hp_pack_p(pf, sc);
 
-            for (kiln_i32 t = 1; t < ntiles - HP_HALF_S; ++t)
-                hp_key_step(&a, bars, &w, o, sc, pf, &st, &ph, qd, kd, vd, lo + t * BN, hi, i0,
-                            i_last, diag, tq4, plain, slope, cw, lane, t == ntiles - 1, 0, 0);
-#if HP_HALF_S
-            if (ntiles > 1) {
-                const kiln_i32 kt = lo + (ntiles - 1) * BN;
-                hp_key_step(&a, bars, &w, o, sc, pf, &st, &ph, qd, kd, vd, kt, hi, i0, i_last,
-                            diag, tq4, plain, slope, cw, lane, 1, 1, vend - kt <= BN / 2);
+            for (kiln_i32 t = 1; t < ntiles; ++t) {
+                const kiln_i32 pst = st;
+                const kiln_u32 pph = ph;
+                hp_ring_next(&st, &ph);
+                const kiln_i32 kt = lo + t * BN;
+                HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);
+                HP_CONSUMER_WAIT(&bars[BAR_VFULL(pst)], pph);
+                #pragma unroll
+                for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+                HP_MMA_TURN_WAIT();
+                kiln_wgmma_fence();
+                hp_issue_s(sc, qd, kiln_wg_desc_add(kd, st * TILE_K));
+                hp_issue_pv(o, pf, kiln_wg_desc_add(vd, pst * TILE_K));
+                HP_MMA_TURN_PASS();
+                kiln_wgmma_wait(1);
+                #pragma unroll
+                for (kiln_i32 x = 0; x < NACC_S; ++x) kiln_reg_fence(sc[x]);
+                if (lane == 0) {
+                    kiln_mbar_arrive(&bars[BAR_KEMPTY(st)]);
+                    if (HP_O_OWN && t == ntiles - 1) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
+                }
+                hp_softmax(&a, &w, sc, alpha, kt, hi, i0, i_last, diag, tq4, plain, slope, cw);
+                kiln_wgmma_wait(0);
+                #pragma unroll
+                for (kiln_i32 x = 0; x < NACC_O; ++x) kiln_reg_fence(o[x]);
+                if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(pst)]);
+                if (!KILN_HOPPER_LAZY_RESCALE(D) ||
+                    kiln_warp_any(alpha[0] != 1.0f || alpha[1] != 1.0f)) {
+                    #pragma unroll
+                    for (kiln_i32 x = 0; x < NACC_O; ++x) o[x] *= alpha[(x >> 1) & 1];
+                }
+                hp_pack_p(pf, sc);
             }
-#endif
 
             HP_CONSUMER_WAIT(&bars[BAR_VFULL(st)], ph);
             #pragma unroll

@@ -204,17 +204,6 @@
  * 412.8 / 488.7 against 300.6 / 412.1 / 479.1 TFLOP/s, head dim 128 causal 413.6 / 557.9 /
  * 608.5 against 420.3 / 559.0 / 603.1; the option was taken out. */
 
-/* Per head dim d, 1: under the causal mask, where none of a consumer's rows sees the second
- * half of an item's last key tile (the first 64 rows of a block on its diagonal), that
- * tile's S product covers the first half only (two products of 64 keys, the second
- * predicated off) and its softmax leaves the second half out (its weights are never read:
- * the P V product skips those keys, KILN_HOPPER_SKIP_PV). The result is the same to the
- * bit: the keys left out are masked, so they added -inf to the maxima and 0 to the sums.
- * The key loop's last step is peeled for it. Two consumers only. */
-#ifndef KILN_HOPPER_HALF_S
-#define KILN_HOPPER_HALF_S(d) 1
-#endif
-
 /* Per head dim d, 1: a block's staged output (unsplit calls) goes out through the tensor
  * copy engine, one store of each consumer's 64 rows issued by one of its threads (the
  * output's tensor map is the kernel's fourth); 0: the consumers' threads copy the staged

@@ -145,14 +145,6 @@ KILN_DEV void kiln_wgmma_ss_n64(float d[32], kiln_u64 da, kiln_u64 db, int scale
                "%33", "1, 1, 0, 0", KILN_WG_D32(0) : "l"(da), "l"(db), "r"(scale_d));
 }
 
-/* kiln_wgmma_ss_n64 where the warpgroup-uniform guard is nonzero (KILN_WGMMA_IF). */
-KILN_DEV void kiln_wgmma_ss_n64_if(float d[32], kiln_u64 da, kiln_u64 db, int scale_d, int on)
-{
-    KILN_WGMMA_IF(64, KILN_WG_RX4(KILN_WG_R0, KILN_WG_R8, KILN_WG_R16, KILN_WG_R24), "%34",
-                  "%35", "%32", "%33", "1, 1, 0, 0", KILN_WG_D32(0)
-                  : "l"(da), "l"(db), "r"(scale_d), "r"(on));
-}
-
 KILN_DEV void kiln_wgmma_ss_n128(float d[64], kiln_u64 da, kiln_u64 db, int scale_d)
 {
     KILN_WGMMA(128,
