@@ -19,7 +19,8 @@ import shutil
 import statistics
 import sys
 
-STAMPS = r'''
+# The device clocks both trace scripts read (bench/hopper_trace.py imports this).
+CLOCKS = r'''
 __device__ __forceinline__ unsigned long long tr_now()
 {
     unsigned long long t;
@@ -32,6 +33,9 @@ __device__ __forceinline__ unsigned tr_smid()
     asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
     return r;
 }
+'''
+
+STAMPS = CLOCKS + r'''
 #define TR_REC(lastv) do { if (kiln_thread_x() == 0) { \
     unsigned long long *rec = (unsigned long long *)((char *)a.ws_out + (32u << 20)) + \
         8ull * (blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)); \
@@ -56,23 +60,34 @@ EDITS = [
 ]
 
 
-def make_tree(dst):
+SOURCES = ("CMakeLists.txt", "CMakePresets.json", "cmake", "include", "kernels", "src", "tools",
+           "bench", "python", "tests")
+
+
+def copy_tree(dst, edits, script):
+    """A copy of the repository's sources at dst, with edits {path: [(old, new), ...]}: each
+    old must occur exactly once in its file (script names the caller in the error)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.makedirs(dst, exist_ok=True)
-    for name in ("CMakeLists.txt", "CMakePresets.json", "cmake", "include", "kernels", "src",
-                 "tools", "bench", "python", "tests"):
+    for name in SOURCES:
         src = os.path.join(root, name)
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(dst, name), dirs_exist_ok=True)
         elif os.path.exists(src):
             shutil.copy(src, dst)
-    path = os.path.join(dst, "kernels", "decode.cu")
-    text = open(path).read()
-    for old, new in EDITS:
-        if old not in text:
-            sys.exit(f"decode_trace: kernels/decode.cu no longer has the line the stamps go at:\n{old}")
-        text = text.replace(old, new, 1)
-    open(path, "w").write(text)
+    for rel, pairs in edits.items():
+        path = os.path.join(dst, rel)
+        text = open(path).read()
+        for old, new in pairs:
+            if text.count(old) != 1:
+                sys.exit(f"{script}: {rel} has {text.count(old)} copies of the line a stamp "
+                         f"goes at (one expected):\n{old}")
+            text = text.replace(old, new, 1)
+        open(path, "w").write(text)
+
+
+def make_tree(dst):
+    copy_tree(dst, {"kernels/decode.cu": EDITS}, "decode_trace")
 
 
 def q(a, f):

@@ -18,29 +18,19 @@ Its extra stores and registers change its timing a little: it is for this measur
 """
 import json
 import os
-import shutil
 import statistics
 import sys
 
 ITEMS = 48  # items stamped per consumer
 REC = 8 + 2 * ITEMS * 8  # u64 per block: a header, then per consumer per item 8 slots
 
-STAMPS = r'''
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decode_trace import CLOCKS, copy_tree  # noqa: E402
+
+STAMPS = CLOCKS + """
 #define TR_ITEMS %d
 #define TR_REC %d
-__device__ __forceinline__ unsigned long long tr_gt()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %%0, %%%%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ unsigned tr_smid()
-{
-    unsigned r;
-    asm volatile("mov.u32 %%0, %%%%smid;" : "=r"(r));
-    return r;
-}
-''' % (ITEMS, REC)
+""" % (ITEMS, REC)
 
 # (anchor, replacement): each anchor must occur in kernels/attention_hopper.cu; the stamp
 # goes right after it (or before it where the replacement says so).
@@ -50,7 +40,7 @@ EDITS = [
     ("    kiln_grid_wait();\n    kiln_grid_release();\n    kiln_sync();\n",
      "    kiln_grid_wait();\n    kiln_grid_release();\n    kiln_sync();\n"
      "    unsigned long long *tr_blk = (unsigned long long *)a.ws_out + (unsigned long long)TR_REC * blockIdx.x;\n"
-     "    if (tid == 0) { tr_blk[0] = tr_gt(); tr_blk[1] = tr_smid(); tr_blk[2] = clock64(); }\n"),
+     "    if (tid == 0) { tr_blk[0] = tr_now(); tr_blk[1] = tr_smid(); tr_blk[2] = clock64(); }\n"),
     ("    kiln_i32 qn = 0;\n    kiln_i32 rs = 0;",
      "    kiln_i32 tr_n = 0;\n    unsigned long long *tr_c = tr_blk + 8 + (unsigned long long)cw * TR_ITEMS * 8;\n"
      "#define TR(k) do { if (wtid == 0 && tr_n < TR_ITEMS) tr_c[tr_n * 8 + (k)] = clock64(); } while (0)\n"
@@ -72,7 +62,7 @@ EDITS = [
      "            TR(4);\n"),
     ("            ++qn;\n        }\n    }\n",
      "            ++qn;\n        }\n        TR(5);\n        ++tr_n;\n    }\n"
-     "    if (wtid == 0 && cw == 0) tr_blk[3] = tr_gt();\n"),
+     "    if (wtid == 0 && cw == 0) tr_blk[3] = tr_now();\n"),
 ]
 
 VARIANTS_EDIT = ("    a->num_splits = num_splits > 1 ? num_splits : 1;\n",
@@ -81,24 +71,8 @@ VARIANTS_EDIT = ("    a->num_splits = num_splits > 1 ? num_splits : 1;\n",
 
 
 def make_tree(dst):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    os.makedirs(dst, exist_ok=True)
-    for name in ("CMakeLists.txt", "CMakePresets.json", "cmake", "include", "kernels", "src",
-                 "tools", "bench", "python", "tests"):
-        src = os.path.join(root, name)
-        if os.path.isdir(src):
-            shutil.copytree(src, os.path.join(dst, name), dirs_exist_ok=True)
-        elif os.path.exists(src):
-            shutil.copy(src, dst)
-    for rel, edits in (("kernels/attention_hopper.cu", EDITS), ("src/gpu/variants.c", [VARIANTS_EDIT])):
-        path = os.path.join(dst, rel)
-        text = open(path).read()
-        for old, new in edits:
-            if text.count(old) != 1:
-                sys.exit(f"hopper_trace: {rel} has {text.count(old)} copies of the line a stamp "
-                         f"goes at (one expected):\n{old}")
-            text = text.replace(old, new, 1)
-        open(path, "w").write(text)
+    copy_tree(dst, {"kernels/attention_hopper.cu": EDITS, "src/gpu/variants.c": [VARIANTS_EDIT]},
+              "hopper_trace")
 
 
 def shape(d, s, causal, sk=None):
