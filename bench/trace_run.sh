@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One call on a CUDA machine (about 6 minutes on an H100): builds this tree and the stamped
-# copy of bench/hopper_trace.py side by side, then
+# One call on a CUDA machine: builds this tree and the stamped copy of bench/hopper_trace.py
+# side by side (libraries only: seconds), then (on an H100, 2026-12-07: trace 24 s and keys
+# 13 s with the builds; suites as long as reference_benchmark.py takes for them)
 #   trace   bench/hopper_trace.py run on the stamped build (phases of each consumer per item)
 #   keys    bench/hopper_trace.py keys on this tree (per key tile and per item, kiln / cuDNN)
 #   suites  bench/reference_benchmark.py suites 3, 2 and 1 on this tree (decode with the
