@@ -138,34 +138,26 @@ def run(out_path):
 def keys(out_path):
     """Time per call of kiln's hopper tier and cuDNN at queries of S and keys of m S."""
     import torch
-    import kiln
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from reference_benchmark import time_events
-    os.environ["KILN_GPU_TIER"] = "hopper"
+    import reference_benchmark as rb
+    rb.set_kiln_tiers(["hopper"])
     report = {}
     for d, s in ((64, 1024), (128, 1024)):
         for m in (1, 2, 4, 8):
             sh = shape(d, s, False, sk=m * s)
-            q, k, v = tensors(sh)
-            out = torch.empty_like(q)
-            qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
-            kf = lambda: kiln.attention(q, k, v, out=out)  # noqa: E731
-
-            def cf():
-                with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                    return torch.nn.functional.scaled_dot_product_attention(qt, kt, vt)
+            q, k, v = (x.transpose(1, 2) for x in tensors(sh))  # SDPA's [b, h, s, d]
             row = {}
-            for name, fn in (("kiln_hopper", kf), ("sdpa_cudnn", cf)):
+            for c in (rb.kiln_attention_contenders(q, k, v) +
+                      rb.sdpa_contenders(q, k, v, names=["cudnn"])):
                 try:
-                    row[name] = time_events(fn, target_s=0.05)["median_s"] * 1e6
+                    with c.context():
+                        row[c.name] = rb.time_events(c.fn, target_s=0.05)["median_s"] * 1e6
                 except Exception as e:  # noqa: BLE001
-                    row[name] = None
-                    print(f"{name} D={d} Sk={m * s}: {e}", flush=True)
+                    row[c.name] = None
+                    print(f"{c.name} D={d} Sk={m * s}: {e}", flush=True)
             report[f"D{d}_Sq{s}_Sk{m * s}"] = row
             print(f"D={d} Sq={s} Sk={m * s}: " +
                   ", ".join(f"{k_} {v_:.1f} us" for k_, v_ in row.items() if v_), flush=True)
-            del q, k, v, out
+            del q, k, v
     # Per call = items x (tiles x per-tile + per-item), items fixed over m: a line through
     # the four points per contender.
     for d in (64, 128):
