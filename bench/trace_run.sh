@@ -4,11 +4,13 @@
 # 13 s with the builds; suites as long as reference_benchmark.py takes for them)
 #   trace   bench/hopper_trace.py run on the stamped build (phases of each consumer per item)
 #   keys    bench/hopper_trace.py keys on this tree (per key tile and per item, kiln / cuDNN)
+#   kernels bench/hopper_trace.py kernels on this tree (each contender's kernels and their
+#           launch shapes at four suite-2 shapes)
 #   suites  bench/reference_benchmark.py suites 3, 2 and 1 on this tree (decode with the
 #           tensor tier, prefill and reference with hopper and tensor)
 # Steps run are the arguments (default: trace keys suites). Everything goes to $OUT:
-# summary.txt, trace.json, keys.json and results.tgz (the suites' JSON, PNG and tables).
-#   bash bench/trace_run.sh [trace] [keys] [suites]
+# summary.txt, trace.json, keys.json, kernels.json and results.tgz (the suites' JSON, PNG and tables).
+#   bash bench/trace_run.sh [trace] [keys] [kernels] [suites]
 set -u
 out=${OUT:-${TMPDIR:-/tmp}/kiln-trace-run}
 mkdir -p "$out/results"
@@ -26,7 +28,7 @@ b=/tmp/kiln-trace-build
 st=/tmp/kiln-trace-stamped
 rm -rf "$st"
 python3 bench/hopper_trace.py tree "$st" >> "$sum" 2>&1 || { cat "$sum"; exit 1; }
-if has keys || has suites; then
+if has keys || has kernels || has suites; then
   { cmake -S . -B $b -DKILN_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release &&
     cmake --build $b -j 8; } > /tmp/kiln-trace-b1.log 2>&1 &
 else
@@ -53,6 +55,10 @@ export KILN_CACHE_DIR=/tmp/kiln-trace-c1 KILN_LIBRARY=$b/libkiln.so
 if has keys; then
   timeout 150 python3 bench/hopper_trace.py keys "$out/keys.json" >> "$sum" 2>&1
   stamp "keys rc=$?"
+fi
+if has kernels; then
+  timeout 150 python3 bench/hopper_trace.py kernels "$out/kernels.json" >> "$sum" 2>&1
+  stamp "kernels rc=$?"
 fi
 if has suites; then
   timeout 100 python3 bench/reference_benchmark.py --only decode --kiln-tiers tensor \

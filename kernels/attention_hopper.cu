@@ -144,6 +144,11 @@
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
+/* 1: the proxy fence after the consumers' threads copy out a staging tile of the block's
+ * own too, which no copy engine writes (the A/B's switch; Q's rows always take it). */
+#ifndef KILN_HOPPER_STAGE_FENCE
+#define KILN_HOPPER_STAGE_FENCE 1
+#endif
 /* The producer's waits on empty slots and the consumers' on full ones (hints: see
  * attention_hopper.h). */
 #if KILN_HOPPER_PRODUCER_HINT
@@ -901,9 +906,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                                        c * 8] = v4;
                 }
                 /* Generic accesses to the staging rows before the copy engine's next write
-                 * there; the next item's writes come after this consumer's next turn
-                 * barrier, which waits for all of its threads. */
-                kiln_fence_proxy_async();
+                 * there (Q's rows); the next item's writes come after this consumer's next
+                 * turn barrier, which waits for all of its threads. */
+                if (!HP_O_OWN || KILN_HOPPER_STAGE_FENCE) kiln_fence_proxy_async();
 #endif
             }
             __syncwarp();
