@@ -52,10 +52,10 @@ EDITS = [
      "    kiln_i32 tr_n = 0;\n    unsigned long long *tr_c = tr_blk + 8 + (unsigned long long)cw * TR_ITEMS * TR_SLOTS;\n"
      "#define TR(k) do { if (wtid == 0 && tr_n < TR_ITEMS) tr_c[tr_n * TR_SLOTS + (k)] = clock64(); } while (0)\n"
      "    kiln_i32 qn = 0;\n    kiln_i32 rs = 0;"),
-    ("        if (it.q0 < 0) continue;\n        /* 32-bit inside",
+    ("        if (it.q0 < 0) continue;\n        /* Every lane writes",
      "        if (it.q0 < 0) continue;\n        TR(0);\n"
      "        if (wtid == 0 && tr_n < TR_ITEMS) { tr_c[tr_n * TR_SLOTS + 6] = it.ntiles; tr_c[tr_n * TR_SLOTS + 7] = j; }\n"
-     "        /* 32-bit inside"),
+     "        /* Every lane writes"),
     ("            HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);\n            HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);\n",
      "            HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);\n            HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);\n"
      "            TR(1);\n"),
@@ -67,21 +67,20 @@ EDITS = [
     ("            if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(st)]);\n            hp_ring_next(&st, &ph);\n",
      "            if (lane == 0) kiln_mbar_arrive(&bars[BAR_VEMPTY(st)]);\n            hp_ring_next(&st, &ph);\n"
      "            TR(4);\n"),
-    # Inside the output (after the last P V product, stamp 4): the item worked out again (8),
-    # the row sums, LSE and unstaged stores (9), the staging tile written (10), and on the
-    # path through the consumers' own 16-byte stores, their barrier passed (11) and the
-    # stores issued (12); stamp 5 follows the proxy fence or the copy engine's store.
-    ("            hp_step(&a, &wk, jr, &it);\n        }\n",
-     "            hp_step(&a, &wk, jr, &it);\n        }\n        TR(8);\n"),
-    ("        if (ntiles > 0) {\n            if (KILN_HOPPER_STAGE_O && a.num_splits == 1) {\n",
-     "        TR(9);\n        if (ntiles > 0) {\n            if (KILN_HOPPER_STAGE_O && a.num_splits == 1) {\n"),
-    ("#if HP_TMA_STORE\n                /* One thread hands",
-     "                TR(10);\n#if HP_TMA_STORE\n                /* One thread hands"),
-    ("                kiln_bar_sync(HP_BAR_OWN(cw), 128);\n                kiln_elem *out = (kiln_elem *)a.out;\n",
-     "                kiln_bar_sync(HP_BAR_OWN(cw), 128);\n                TR(11);\n"
-     "                kiln_elem *out = (kiln_elem *)a.out;\n"),
-    ("                /* Generic accesses to the staging rows",
-     "                TR(12);\n                /* Generic accesses to the staging rows"),
+    # Inside the output (after the last P V product, stamp 4): the row sums and the staging
+    # tile written (8), the item read back or worked out again (9), the LSE and unstaged
+    # stores (10), and on the path through the consumers' own 16-byte stores, their barrier passed (11) and
+    # the stores issued (12); stamp 5 follows the proxy fence or the copy engine's store.
+    ("#if HP_ITEM_SLOT\n        const int4 ii = items",
+     "        TR(8);\n#if HP_ITEM_SLOT\n        const int4 ii = items"),
+    ("        #pragma unroll\n        for (kiln_i32 r = 0; r < 2; ++r)\n            live[r] =",
+     "        TR(9);\n        #pragma unroll\n        for (kiln_i32 r = 0; r < 2; ++r)\n            live[r] ="),
+    ("        if (staged) {\n#if HP_TMA_STORE\n            /* One thread hands",
+     "        TR(10);\n        if (staged) {\n#if HP_TMA_STORE\n            /* One thread hands"),
+    ("            kiln_bar_sync(HP_BAR_OWN(cw), 128);\n            /* Thread t copies",
+     "            kiln_bar_sync(HP_BAR_OWN(cw), 128);\n            TR(11);\n            /* Thread t copies"),
+    ("            /* Generic accesses to the staging rows",
+     "            TR(12);\n            /* Generic accesses to the staging rows"),
     ("            ++qn;\n        }\n    }\n",
      "            ++qn;\n        }\n        TR(5);\n        ++tr_n;\n    }\n"
      "    if (wtid == 0 && cw == 0) tr_blk[3] = tr_now();\n"),
@@ -135,7 +134,7 @@ def run(out_path):
                   "step": [], "item": []}
         # The output's pieces: (name, from stamp, to stamp); a piece whose stamps a path
         # does not pass (11 and 12 with the copy engine's store) is left out.
-        pieces = (("o_item", 4, 8), ("o_rows", 8, 9), ("o_stage", 9, 10), ("o_bar", 10, 11),
+        pieces = (("o_stage", 4, 8), ("o_item", 8, 9), ("o_rows", 9, 10), ("o_bar", 10, 11),
                   ("o_store", 11, 12), ("o_fence", 12, 5), ("o_tma", 10, 5))
         for name_, _, _ in pieces:
             phases[name_] = []

@@ -144,6 +144,13 @@
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
+/* 1: each consumer warp's item goes to shared memory when the item starts and comes back
+ * from there for its output; 0: the output works the item out again from the walk (about
+ * 55 instructions a warp). The causal long variant takes 0: with the slot its 160
+ * registers spill 72 bytes, without it none. */
+#ifndef HP_ITEM_SLOT
+#define HP_ITEM_SLOT (!(NC == 3 && KILN_MASK == KILN_MASK_CAUSAL))
+#endif
 /* 1: the proxy fence after the consumers' threads copy out a staging tile of the block's
  * own too, which no copy engine writes (the A/B's switch; Q's rows always take it). */
 #ifndef KILN_HOPPER_STAGE_FENCE
@@ -580,6 +587,12 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     unsigned char *os = qs; /* each consumer stages its output in its own Q rows */
     kiln_u64 *bars = (kiln_u64 *)(vs + NS * TILE_K);
 #endif
+    /* Per consumer warp, its item's query tile, head, batch entry and split, written when
+     * the item starts and read back for its output (HP_ITEM_SLOT), rather than kept in
+     * registers through the key loop or worked out again. */
+    int4 *items = (int4 *)(bars + NBARS);
+    (void)items;
+    KILN_STATIC_ASSERT(NBARS * 8 + NC * 4 * 16 <= 512, "barriers and item slots exceed their room");
 
     const kiln_i32 tid = kiln_thread_x();
     const kiln_i32 wg = tid / 128;
@@ -658,6 +671,10 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     hp_item it;
     for (kiln_i32 j = 0; hp_step(&a, &wk, j, &it); ++j) {
         if (it.q0 < 0) continue;
+        /* Every lane writes the same values, so each reads back its own write. */
+#if HP_ITEM_SLOT
+        items[kiln_thread_x_fresh() / 32 - 4] = make_int4(it.q0, it.h, it.b, it.split);
+#endif
         /* 32-bit inside the tile loop (the host keeps sequences below 2^29): registers. */
         const kiln_i32 q0i = (kiln_i32)it.q0, lo = (kiln_i32)it.lo, hi = (kiln_i32)it.hi;
         const kiln_i32 sq = (kiln_i32)a.seqlen_q;
@@ -789,17 +806,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             rph = ph;
         }
 
-        {
-            /* The item again for the output, computed anew rather than kept in registers
-             * through the tile loop (the opaque copy of j keeps the compiler from reusing
-             * the first one). */
-            kiln_i32 jr = j;
-            asm volatile("" : "+r"(jr));
-            hp_step(&a, &wk, jr, &it);
-        }
-        /* Fixed-length q: batch entry b's rows start at b seqlen_q (kiln_seq_of). */
-        const kiln_i64 h = it.h, split = it.split, q0 = it.q0, bb = it.b;
-        const kiln_i64 o_off = bb * a.o_stride_batch, sq64 = a.seqlen_q;
+        /* The output. Row sums, their inverses and the staging tile first: none of them
+         * needs the item, which is worked out again after them (below), so the staging
+         * stores do not wait for that. */
 #if KILN_HOPPER_FRESH_OUT(D)
         /* The thread's coordinates read anew for the output: what derives from them (the
          * staging and store addresses) is the same for every item, and would otherwise be
@@ -807,25 +816,72 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         const kiln_i32 ft = kiln_thread_x_fresh();
         const kiln_i32 wtid = ft % 128, warp = wtid / 32, g = ft % 32 / 4, tq4 = ft % 4;
 #endif
+        float inv[2];
+        int seen[2];
         #pragma unroll
         for (kiln_i32 r = 0; r < 2; ++r) {
-            live[r] = q0 + cw * 64 + warp * 16 + g + 8 * r < sq64;
             w.l[r] += kiln_shfl_xor(w.l[r], 1);
             w.l[r] += kiln_shfl_xor(w.l[r], 2);
+            seen[r] = w.first[r] < hi; /* every tile has been through */
+            inv[r] = seen[r] ? kiln_hp_rcp(w.l[r]) : 0.0f;
         }
-        float inv[2];
+        /* An unsplit item that loaded keys goes out through shared memory: the consumer's
+         * 64 x D output in its own rows of the staging tile, swizzled like Q so neither
+         * side has bank conflicts, then whole rows at a time (every 32-byte sector written
+         * in full). An own staging tile outlives Q's handshake: without the turn barriers
+         * nothing else keeps a fast thread from overwriting rows a slow one of the previous
+         * item still reads. */
+        const int staged = KILN_HOPPER_STAGE_O && a.num_splits == 1 && ntiles > 0;
+        if (staged) {
+#if HP_TMA_STORE
+            /* The previous item's store has read these rows: its issuing thread waits for
+             * that, the barrier tells the others. */
+            if (HP_O_OWN) {
+                if (wtid == 0) kiln_bulk_wait_read(0);
+                kiln_bar_sync(HP_BAR_OWN(cw), 128);
+            }
+#else
+            if (HP_O_OWN && !KILN_HOPPER_PINGPONG) kiln_bar_sync(HP_BAR_OWN(cw), 128);
+#endif
+            #pragma unroll
+            for (kiln_i32 r = 0; r < 2; ++r) {
+                const kiln_i32 row = cw * 64 + warp * 16 + g + 8 * r;
+                #pragma unroll
+                for (kiln_i32 n = 0; n < D / 8; ++n)
+                    *(kiln_u32 *)(os + hp_tile_off(row, n) + 4 * tq4) =
+                        kiln_pack2(o[4 * n + 2 * r] * inv[r], o[4 * n + 2 * r + 1] * inv[r]);
+            }
+        }
+#if HP_ITEM_SLOT
+        const int4 ii = items[wtid / 32 + 4 * cw];
+#else
+        int4 ii;
+        {
+            /* The item again, computed anew (the opaque copy of j keeps the compiler from
+             * reusing the first one, which would hold it in registers). */
+            kiln_i32 jr = j;
+            asm volatile("" : "+r"(jr));
+            hp_step(&a, &wk, jr, &it);
+            ii = make_int4(it.q0, it.h, it.b, it.split);
+        }
+#endif
+        const kiln_i32 q0 = ii.x;
+        /* Fixed-length q: batch entry b's rows start at b seqlen_q (kiln_seq_of). */
+        const kiln_i64 h = ii.y, split = ii.w, bb = ii.z;
+        const kiln_i64 o_off = bb * a.o_stride_batch, sq64 = a.seqlen_q;
         #pragma unroll
-        for (kiln_i32 r = 0; r < 2; ++r) {
-            const int seen = w.first[r] < hi; /* every tile has been through */
-            inv[r] = seen ? kiln_hp_rcp(w.l[r]) : 0.0f;
-            if (!live[r]) continue;
-            const kiln_i64 i = w.ri[r];
-            /* m is in base-2 units: ln l + m ln 2 = (log2 l + m) ln 2. */
-            const float lse =
-                seen ? (w.m[r] + kiln_hp_log2(w.l[r])) * KILN_LN2 : kiln_neg_inf();
-            if (a.num_splits > 1) {
+        for (kiln_i32 r = 0; r < 2; ++r)
+            live[r] = q0 + cw * 64 + warp * 16 + g + 8 * r < sq;
+        /* Each row's LSE (m is in base-2 units: ln l + m ln 2 = (log2 l + m) ln 2), only
+         * where it goes somewhere: the tests on the arguments are the same for the whole
+         * block, so an unsplit call without LSE branches past all of it. */
+#define HP_LSE(r) (seen[r] ? (w.m[r] + kiln_hp_log2(w.l[r])) * KILN_LN2 : kiln_neg_inf())
+        if (a.num_splits > 1) {
+            #pragma unroll
+            for (kiln_i32 r = 0; r < 2; ++r) {
+                if (!live[r]) continue;
                 /* fp32 partials: a quad's four float2 fill a 32-byte sector. */
-                const kiln_i64 wrow = (split * a.rows_q + bb * sq64 + i) * a.heads_q + h;
+                const kiln_i64 wrow = (split * a.rows_q + bb * sq64 + w.ri[r]) * a.heads_q + h;
                 #pragma unroll
                 for (kiln_i32 n = 0; n < D / 8; ++n) {
                     float2 v2;
@@ -833,17 +889,25 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                     v2.y = o[4 * n + 2 * r + 1] * inv[r];
                     *(float2 *)&a.ws_out[wrow * D + n * 8 + 2 * tq4] = v2;
                 }
-                if (tq4 == 0) a.ws_lse[wrow] = lse;
-            } else {
-                if (tq4 == 0 && a.lse)
-                    a.lse[bb * a.lse_stride_batch + h * a.lse_stride_head +
-                          i * a.lse_stride_row] = lse;
-                if (!KILN_HOPPER_STAGE_O || ntiles == 0) {
-                    /* Straight from the accumulators (an item with no keys loaded nothing
-                     * to stage through): each quad writes 16 bytes of a 32-byte sector. */
+                if (tq4 == 0) a.ws_lse[wrow] = HP_LSE(r);
+            }
+        } else {
+            if (a.lse) {
+                #pragma unroll
+                for (kiln_i32 r = 0; r < 2; ++r)
+                    if (live[r] && tq4 == 0)
+                        a.lse[bb * a.lse_stride_batch + h * a.lse_stride_head +
+                              (kiln_i64)w.ri[r] * a.lse_stride_row] = HP_LSE(r);
+            }
+            if (!KILN_HOPPER_STAGE_O || ntiles == 0) {
+                /* Straight from the accumulators (an item with no keys loaded nothing to
+                 * stage through): each quad writes 16 bytes of a 32-byte sector. */
+                #pragma unroll
+                for (kiln_i32 r = 0; r < 2; ++r) {
+                    if (!live[r]) continue;
                     kiln_elem *out = (kiln_elem *)a.out;
                     const kiln_i64 at =
-                        o_off + i * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
+                        o_off + (kiln_i64)w.ri[r] * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
                     #pragma unroll
                     for (kiln_i32 n = 0; n < D / 8; ++n)
                         *(kiln_u32 *)&out[at + n * 8] =
@@ -851,66 +915,47 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                 }
             }
         }
-        if (ntiles > 0) {
-            if (KILN_HOPPER_STAGE_O && a.num_splits == 1) {
-                /* The consumer's 64 x D output through shared memory (its own rows of the
-                 * staging tile, swizzled like Q so neither side has bank conflicts), then
-                 * 16-byte stores over whole rows: every 32-byte sector written in full.
-                 * An own staging tile outlives Q's handshake: without the turn barriers
-                 * nothing else keeps a fast thread from overwriting rows a slow one of the
-                 * previous item still reads. */
+#undef HP_LSE
+        if (staged) {
 #if HP_TMA_STORE
-                /* The previous item's store has read these rows: its issuing thread waits
-                 * for that, the barrier tells the others. */
-                if (HP_O_OWN) {
-                    if (wtid == 0) kiln_bulk_wait_read(0);
-                    kiln_bar_sync(HP_BAR_OWN(cw), 128);
-                }
-#else
-                if (HP_O_OWN && !KILN_HOPPER_PINGPONG) kiln_bar_sync(HP_BAR_OWN(cw), 128);
-#endif
+            /* One thread hands the consumer's 64 rows to the copy engine, which clips those
+             * past the sequence's end. With the output staged in Q's rows, Q's next load
+             * waits for that thread's arrival below, after the store has read them. */
+            kiln_fence_proxy_async();
+            kiln_bar_sync(HP_BAR_OWN(cw), 128);
+            if (wtid == 0) {
                 #pragma unroll
-                for (kiln_i32 r = 0; r < 2; ++r) {
-                    const kiln_i32 row = cw * 64 + warp * 16 + g + 8 * r;
-                    #pragma unroll
-                    for (kiln_i32 n = 0; n < D / 8; ++n)
-                        *(kiln_u32 *)(os + hp_tile_off(row, n) + 4 * tq4) =
-                            kiln_pack2(o[4 * n + 2 * r] * inv[r], o[4 * n + 2 * r + 1] * inv[r]);
-                }
-#if HP_TMA_STORE
-                /* One thread hands the consumer's 64 rows to the copy engine, which clips
-                 * those past the sequence's end. With the output staged in Q's rows, Q's
-                 * next load waits for that thread's arrival below, after the store has
-                 * read them. */
-                kiln_fence_proxy_async();
-                kiln_bar_sync(HP_BAR_OWN(cw), 128);
-                if (wtid == 0) {
-                    #pragma unroll
-                    for (kiln_i32 c = 0; c < DB; ++c)
-                        kiln_tma_store_4d(&to, os + c * (BM * 128) + cw * 64 * 128, c * 64,
-                                          (kiln_i32)q0 + cw * 64, (kiln_i32)h, (kiln_i32)it.b);
-                    kiln_bulk_commit();
-                    if (!HP_O_OWN) kiln_bulk_wait_read(0);
-                }
-#else
-                kiln_bar_sync(HP_BAR_OWN(cw), 128);
-                kiln_elem *out = (kiln_elem *)a.out;
-                #pragma unroll
-                for (kiln_i32 k = 0; k < D / 16; ++k) {
-                    const kiln_i32 e = wtid + 128 * k;
-                    const kiln_i32 row = e / (D / 8), c = e % (D / 8);
-                    const kiln_i64 i = q0 + cw * 64 + row;
-                    const uint4 v4 = *(const uint4 *)(os + hp_tile_off(cw * 64 + row, c));
-                    if (i < sq64)
-                        *(uint4 *)&out[o_off + i * a.o_stride_row + h * a.o_stride_head +
-                                       c * 8] = v4;
-                }
-                /* Generic accesses to the staging rows before the copy engine's next write
-                 * there (Q's rows); the next item's writes come after this consumer's next
-                 * turn barrier, which waits for all of its threads. */
-                if (!HP_O_OWN || KILN_HOPPER_STAGE_FENCE) kiln_fence_proxy_async();
-#endif
+                for (kiln_i32 c = 0; c < DB; ++c)
+                    kiln_tma_store_4d(&to, os + c * (BM * 128) + cw * 64 * 128, c * 64,
+                                      q0 + cw * 64, ii.y, ii.z);
+                kiln_bulk_commit();
+                if (!HP_O_OWN) kiln_bulk_wait_read(0);
             }
+#else
+            kiln_bar_sync(HP_BAR_OWN(cw), 128);
+            /* Thread t copies chunk t % (D / 8) of rows t / (D / 8) + k RK: one address
+             * worked out, the others a fixed step from it. Every piece is read before any
+             * is stored: the compiler cannot tell the staging tile from the output, so a
+             * store between two reads would hold the second. */
+            const kiln_i32 RK = 128 / (D / 8), r0 = wtid / (D / 8), c0 = wtid % (D / 8);
+            uint4 v4[D / 16];
+            #pragma unroll
+            for (kiln_i32 k = 0; k < D / 16; ++k)
+                v4[k] = *(const uint4 *)(os + hp_tile_off(cw * 64 + r0 + RK * k, c0));
+            const kiln_i32 ir = q0 + cw * 64 + r0;
+            kiln_elem *out = (kiln_elem *)a.out + o_off + h * a.o_stride_head +
+                             (kiln_i64)ir * a.o_stride_row + c0 * 8;
+            const kiln_i64 step = (kiln_i64)RK * a.o_stride_row;
+            #pragma unroll
+            for (kiln_i32 k = 0; k < D / 16; ++k)
+                if (ir + RK * k < sq) *(uint4 *)(out + k * step) = v4[k];
+            /* Generic accesses to the staging rows before the copy engine's next write
+             * there (Q's rows); the next item's writes come after this consumer's next
+             * turn barrier, which waits for all of its threads. */
+            if (!HP_O_OWN || KILN_HOPPER_STAGE_FENCE) kiln_fence_proxy_async();
+#endif
+        }
+        if (ntiles > 0) {
             __syncwarp();
             if (!HP_O_OWN && lane == 0) kiln_mbar_arrive(&bars[BAR_QEMPTY]);
             ++qn;

@@ -283,10 +283,10 @@
 #endif
 
 /* Dynamic shared memory of a block of head dim d, mask m and long flag l: the Q tile, the
- * K and V rings, the output tile where it has its own, 1024 bytes of alignment slack and
- * the barriers. */
+ * K and V rings, the output tile where it has its own, 1024 bytes of alignment slack, and
+ * 512 for the barriers and each consumer warp's item. */
 #define KILN_HOPPER_SMEM_BYTES(d, m, l)                                                     \
     ((KILN_HOPPER_BLOCK_Q(d, m, l) * (1 + KILN_HOPPER_O_OWN(d, m)) +                     \
-      2 * KILN_HOPPER_STAGES(d, m) * KILN_HOPPER_BLOCK_K(d, m)) * (d) * 2 + 1024 + 256)
+      2 * KILN_HOPPER_STAGES(d, m) * KILN_HOPPER_BLOCK_K(d, m)) * (d) * 2 + 1024 + 512)
 
 #endif
