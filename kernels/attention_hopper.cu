@@ -144,6 +144,11 @@
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
+/* 1: the producer brings the next item's Q tile into L2 when it loads this item's (the
+ * A/B's switch). */
+#ifndef KILN_HOPPER_Q_PREFETCH
+#define KILN_HOPPER_Q_PREFETCH 0
+#endif
 /* 1: each consumer warp's item goes to shared memory when the item starts and comes back
  * from there for its output; 0: the output works the item out again from the walk (about
  * 55 instructions a warp). The causal long variant takes 0: with the slot its 160
@@ -638,6 +643,14 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                         kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64,
                                          (kiln_i32)it.q0, hq, bb);
                     ++qn;
+#if KILN_HOPPER_Q_PREFETCH
+                    /* The next item's Q into L2 now, so that its load (after this item's
+                     * last S product) does not wait on device memory. */
+                    hp_item nx;
+                    if (hp_step(&a, &wk, j + 1, &nx) && nx.q0 >= 0)
+                        for (kiln_i32 c = 0; c < DB; ++c)
+                            kiln_tma_prefetch_4d(&tq, c * 64, nx.q0, nx.h, nx.b);
+#endif
                 }
                 HP_PRODUCER_WAIT(&bars[BAR_VEMPTY(st)], ph ^ 1u);
                 kiln_mbar_expect_tx(&bars[BAR_VFULL(st)], TILE_K);
