@@ -151,10 +151,12 @@
 #endif
 /* 1: each consumer warp's item goes to shared memory when the item starts and comes back
  * from there for its output; 0: the output works the item out again from the walk (about
- * 55 instructions a warp). The causal long variant takes 0: with the slot its 160
- * registers spill 72 bytes, without it none. */
+ * 55 instructions a warp). Not under the causal mask: there, with the slot, ptxas
+ * serializes the warpgroup MMAs (its C7520 "Potential Performance Loss"; H100, head dim 64
+ * S = 1k causal 13% slower, 128 18%), and the three-consumer variant's 160 registers spill
+ * 72 bytes. */
 #ifndef HP_ITEM_SLOT
-#define HP_ITEM_SLOT (!(NC == 3 && KILN_MASK == KILN_MASK_CAUSAL))
+#define HP_ITEM_SLOT (KILN_MASK != KILN_MASK_CAUSAL)
 #endif
 /* 1: the proxy fence after the consumers' threads copy out a staging tile of the block's
  * own too, which no copy engine writes (the A/B's switch; Q's rows always take it). */
@@ -595,8 +597,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     /* Per consumer warp, its item's query tile, head, batch entry and split, written when
      * the item starts and read back for its output (HP_ITEM_SLOT), rather than kept in
      * registers through the key loop or worked out again. */
+#if HP_ITEM_SLOT
     int4 *items = (int4 *)(bars + NBARS);
-    (void)items;
+#endif
     KILN_STATIC_ASSERT(NBARS * 8 + NC * 4 * 16 <= 512, "barriers and item slots exceed their room");
 
     const kiln_i32 tid = kiln_thread_x();
