@@ -53,10 +53,6 @@
 #                 at head dim 64 (a polynomial, kiln_hp_exp2_fma), the rest on MUFU
 #        fexp2    2 of every 8 at head dim 64
 #        fexp2all 2 of every 8 at every head dim
-#        nofence  KILN_HOPPER_STAGE_FENCE 0: no proxy fence after the consumers copy out a
-#                 staging tile of the block's own (head dim 64; Q's rows keep theirs)
-#        qpf      KILN_HOPPER_Q_PREFETCH 1: the producer brings the next item's Q into L2
-#                 when it loads this item's
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -114,8 +110,6 @@ all_opts=(
   "fexp1|#define KILN_HOPPER_FMA_EXP(d) ((d) == 64 ? 1 : 0)"
   "fexp2|#define KILN_HOPPER_FMA_EXP(d) ((d) == 64 ? 2 : 0)"
   "fexp2all|#define KILN_HOPPER_FMA_EXP(d) 2"
-  "nofence|#define KILN_HOPPER_STAGE_FENCE 0"
-  "qpf|#define KILN_HOPPER_Q_PREFETCH 1"
 )
 opts=()
 for n in ${ALTS:-staged old}; do

@@ -52,10 +52,10 @@ EDITS = [
      "    kiln_i32 tr_n = 0;\n    unsigned long long *tr_c = tr_blk + 8 + (unsigned long long)cw * TR_ITEMS * TR_SLOTS;\n"
      "#define TR(k) do { if (wtid == 0 && tr_n < TR_ITEMS) tr_c[tr_n * TR_SLOTS + (k)] = clock64(); } while (0)\n"
      "    kiln_i32 qn = 0;\n    kiln_i32 rs = 0;"),
-    ("        if (it.q0 < 0) continue;\n        /* Every lane writes",
+    ("        if (it.q0 < 0) continue;\n#if HP_ITEM_SLOT\n        /* Every lane writes",
      "        if (it.q0 < 0) continue;\n        TR(0);\n"
      "        if (wtid == 0 && tr_n < TR_ITEMS) { tr_c[tr_n * TR_SLOTS + 6] = it.ntiles; tr_c[tr_n * TR_SLOTS + 7] = j; }\n"
-     "        /* Every lane writes"),
+     "#if HP_ITEM_SLOT\n        /* Every lane writes"),
     ("            HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);\n            HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);\n",
      "            HP_CONSUMER_WAIT(&bars[BAR_Q], (kiln_u32)qn & 1u);\n            HP_CONSUMER_WAIT(&bars[BAR_KFULL(st)], ph);\n"
      "            TR(1);\n"),

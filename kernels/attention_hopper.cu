@@ -144,24 +144,14 @@
 #endif
 /* Staged output written by the copy engine (KILN_HOPPER_TMA_STORE, attention_hopper.h). */
 #define HP_TMA_STORE (KILN_HOPPER_STAGE_O && KILN_HOPPER_TMA_STORE(D))
-/* 1: the producer brings the next item's Q tile into L2 when it loads this item's (the
- * A/B's switch). */
-#ifndef KILN_HOPPER_Q_PREFETCH
-#define KILN_HOPPER_Q_PREFETCH 0
-#endif
 /* 1: each consumer warp's item goes to shared memory when the item starts and comes back
  * from there for its output; 0: the output works the item out again from the walk (about
  * 55 instructions a warp). Not under the causal mask: there, with the slot, ptxas
- * serializes the warpgroup MMAs (its C7520 "Potential Performance Loss"; H100, head dim 64
- * S = 1k causal 13% slower, 128 18%), and the three-consumer variant's 160 registers spill
- * 72 bytes. */
+ * serializes the warpgroup MMAs (its C7520 "Potential Performance Loss", now an error in
+ * src/gpu/driver.c; on an H100 head dim 64 S = 1k causal ran 12-14% slower, 128 17-20%), and
+ * the three-consumer variant's 160 registers spill 72 bytes. */
 #ifndef HP_ITEM_SLOT
 #define HP_ITEM_SLOT (KILN_MASK != KILN_MASK_CAUSAL)
-#endif
-/* 1: the proxy fence after the consumers' threads copy out a staging tile of the block's
- * own too, which no copy engine writes (the A/B's switch; Q's rows always take it). */
-#ifndef KILN_HOPPER_STAGE_FENCE
-#define KILN_HOPPER_STAGE_FENCE 1
 #endif
 /* The producer's waits on empty slots and the consumers' on full ones (hints: see
  * attention_hopper.h). */
@@ -646,14 +636,6 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                         kiln_tma_load_4d(qs + c * (BM * 128), &tq, &bars[BAR_Q], c * 64,
                                          (kiln_i32)it.q0, hq, bb);
                     ++qn;
-#if KILN_HOPPER_Q_PREFETCH
-                    /* The next item's Q into L2 now, so that its load (after this item's
-                     * last S product) does not wait on device memory. */
-                    hp_item nx;
-                    if (hp_step(&a, &wk, j + 1, &nx) && nx.q0 >= 0)
-                        for (kiln_i32 c = 0; c < DB; ++c)
-                            kiln_tma_prefetch_4d(&tq, c * 64, nx.q0, nx.h, nx.b);
-#endif
                 }
                 HP_PRODUCER_WAIT(&bars[BAR_VEMPTY(st)], ph ^ 1u);
                 kiln_mbar_expect_tx(&bars[BAR_VFULL(st)], TILE_K);
@@ -687,8 +669,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
     hp_item it;
     for (kiln_i32 j = 0; hp_step(&a, &wk, j, &it); ++j) {
         if (it.q0 < 0) continue;
-        /* Every lane writes the same values, so each reads back its own write. */
 #if HP_ITEM_SLOT
+        /* Every lane writes the same values, so each reads back its own write. */
         items[kiln_thread_x_fresh() / 32 - 4] = make_int4(it.q0, it.h, it.b, it.split);
 #endif
         /* 32-bit inside the tile loop (the host keeps sequences below 2^29): registers. */
@@ -823,8 +805,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
         }
 
         /* The output. Row sums, their inverses and the staging tile first: none of them
-         * needs the item, which is worked out again after them (below), so the staging
-         * stores do not wait for that. */
+         * needs the item, which comes after them (from its slot or worked out again), so
+         * the staging stores do not wait for it. */
 #if KILN_HOPPER_FRESH_OUT(D)
         /* The thread's coordinates read anew for the output: what derives from them (the
          * staging and store addresses) is the same for every item, and would otherwise be
@@ -968,7 +950,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             /* Generic accesses to the staging rows before the copy engine's next write
              * there (Q's rows); the next item's writes come after this consumer's next
              * turn barrier, which waits for all of its threads. */
-            if (!HP_O_OWN || KILN_HOPPER_STAGE_FENCE) kiln_fence_proxy_async();
+            kiln_fence_proxy_async();
 #endif
         }
         if (ntiles > 0) {

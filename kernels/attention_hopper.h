@@ -10,7 +10,8 @@
  * at least KILN_HOPPER_LONG_MIN_KEYS keys per split, head dim 64 without a mask or causal,
  * in blocks of three consumers (below). The causal one stores its output straight from the
  * accumulators (kernels/attention_hopper.cu, KILN_HOPPER_STAGE_O): staged, it spilled 24
- * bytes in 160 registers; so it spills 4 (tests/gpu/compile_matrix.c keeps that frame).
+ * bytes in 160 registers; so it spilled 4 (an 8-byte frame), and since the output's
+ * reordering (below, at KILN_HOPPER_FRESH_OUT) none.
  * Measured on an H200 against two consumers (bench/hopper_ab.sh, c3cd beside staged,
  * bench/results/hopper-ab_c3cd_*): causal S = 4k 417 against 403 TFLOP/s, 16k 492 against
  * 440 (cuDNN 417-418 and 447-451 in that run); without turns between its consumers
@@ -103,7 +104,13 @@
  * option was taken out. Nor is the next item's first S product: issued before this item's
  * output is written (two consumers, an output tile of their own), head dim 64 S = 1k ran
  * within 1% of the defaults on an H100, 1k causal 5-6% slower, head dim 128 0-4% slower
- * (bench/results/hopper-ab_early_*, patch beside it); taken out too. */
+ * (bench/results/hopper-ab_early_*, patch beside it); taken out too. Nor is the Q load's
+ * trip to device memory, though Nsight Compute puts a consumer's longest wait at an item's
+ * start on Q's barrier: the producer bringing the next item's Q tile into L2 when it loads
+ * this item's (cp.async.bulk.prefetch.tensor) ran within the run's noise of the kernel
+ * without it on an H100 (qpf beside staged, bench/results/hopper-ab_epi-qpf_*): head dim 64
+ * S = 1k 411.4 / 410.5 / 409.6 TFLOP/s against 411.9 / 410.5 / 409.3, 4k 2-4% slower, head
+ * dim 128 1k -0.1 .. -6%; taken out. */
 
 /* Per head dim d, 1: each row's reference (the running max its weights are taken against,
  * base-2 units) moves only when a tile's max passes it by more than KILN_HOPPER_RESCALE_SLACK,
@@ -132,6 +139,22 @@
  * holding them ran head dim 64 1-4% faster at S = 1k and 4k on an H200 (bench/hopper_ab.sh,
  * bench/results/hopper-ab_held64-*: this default was the alternative held64 there, 1
  * everywhere the defaults; fresh64 now). */
+/* The output (kernels/attention_hopper.cu): row sums, their inverses and the staging tile
+ * first, then the item (from a per-warp shared-memory slot, HP_ITEM_SLOT, or worked out
+ * again under the causal mask), the LSE only where it is stored, and the staged rows read
+ * back whole before one computed address and a fixed step store them. With the reordering
+ * alone Nsight Compute still counted 346 instructions a warp and item there (the walk
+ * worked out again, 64-bit addresses per 16-byte store, LSE branches;
+ * bench/results/ncu_hopper-d64-s1k_epi-*); the trace (bench/hopper_trace.py) put 1475 cycles
+ * between the last P V product and the stores before, 895 after (head dim 64 S = 1k, no
+ * mask; the item 240 -> 80, rows and LSE 524 -> 100 cycles). Same-run A/B on an H100 against
+ * the kernel before (bench/hopper_ab.sh, three passes each, bench/results/hopper-ab_epi-qpf_*):
+ * head dim 64 S = 1k 411.9 / 410.5 / 409.3 TFLOP/s against 392.2 / 395.1 / 394.2 (+3.8 ..
+ * +5.0%), 4k +0.8 .. +2.1%, head dim 128 1k +1.7 .. +3.9%. Its causal variants ran 12-20%
+ * slower there: with the item slot ptxas serialized their warpgroup MMAs; they take the
+ * walk again now, a form not measured on the GPU yet. The reordering alone
+ * (bench/results/hopper-ab_stage-first_*) moved head dim 64 S = 1k by -1% and causal by +1%,
+ * within the run's noise. */
 #ifndef KILN_HOPPER_FRESH_OUT
 #define KILN_HOPPER_FRESH_OUT(d) ((d) == 128 || NC == 3)
 #endif
@@ -222,7 +245,10 @@
  * against the defaults (bench/hopper_ab.sh at e0bfa27, wstore beside staged,
  * bench/results/hopper-ab_wstore-skiphalf_*): -2.0 .. +1.1% per suite-2 shape (head dim 64
  * S = 1k 405.2 against 401.3 TFLOP/s, causal 300.0 against 300.6): the output's barriers are
- * not what an item's boundary costs. Taken out again. A store warp in the producer's
+ * not what an item's boundary costs. Taken out again. Nor the proxy fence after the
+ * consumers copy out a staging tile of the block's own (which no copy engine writes): left
+ * out, the suite-2 shapes moved by -2.6 .. +2.7% on an H100 (nofence beside staged, three
+ * passes, bench/results/hopper-ab_nofence_*); it stays. A store warp in the producer's
  * warpgroup taking the consumers' staged rows instead made ptxas spill 40-90 bytes in every
  * variant (any second path out of the producer's branch did) at 24 producer registers; at
  * 40 (consumers 232) it built without a spill: warp 1 + c of the producer's warpgroup

@@ -329,16 +329,6 @@ KILN_DEV void kiln_tma_load_4d(void *dst, const kiln_tmap *map, kiln_u64 *bar, k
                  "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
 }
 
-/* A box of a 4-d tensor map brought into L2 only, ahead of its load (PTX ISA
- * "cp.async.bulk.prefetch.tensor" (9.7.9.25.5.3)): nothing in shared memory, nothing to
- * wait for. */
-KILN_DEV void kiln_tma_prefetch_4d(const kiln_tmap *map, kiln_i32 c0, kiln_i32 c1, kiln_i32 c2,
-                                   kiln_i32 c3)
-{
-    asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];"
-                 ::"l"((kiln_u64)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
-}
-
 /* The other way (PTX ISA "cp.async.bulk.tensor" (9.7.9.25.5.1), .global.shared::cta,
  * bulk_group completion): one box of shared memory, laid out as the load writes it, into a
  * 4-d tensor map; elements outside the map's extents are not written. Its completion is

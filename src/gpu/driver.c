@@ -90,7 +90,7 @@ kiln_status kiln_gpu_compiler_version(const kiln_gpu_driver *drv, char *buf, siz
     return KILN_OK;
 }
 
-/* The compiler's log for a failed program, malloc'd; NULL when there is none. */
+/* The compiler's log for a program, malloc'd; NULL when there is none. */
 static char *program_log(const kiln_rtc_entries *rtc, void *prog)
 {
     size_t len = 0;
@@ -134,6 +134,22 @@ kiln_status kiln_gpu_compile(const kiln_gpu_driver *drv, const char *source,
         rtc->destroy(&prog);
         return st;
     }
+    /* ptxas reports warpgroup MMAs it had to serialize (wgmma waits it inserted, CUDA's
+     * C7520) only in the log of a compile that succeeded: such a kernel runs, but at a
+     * fraction of its speed, so it is an error here rather than a slow tier. */
+    char *ok_log = program_log(rtc, prog);
+    const char *ser = ok_log ? strstr(ok_log, "(C7520)") : NULL;
+    if (ser) {
+        const char *end = strchr(ser, '\n');
+        kiln_status st = kiln_fail(KILN_COMPILE_ERROR, "%s %s compiled %s for %s with its "
+                                   "warpgroup MMAs serialized: %.*s", drv->compiler_label,
+                                   version, program_name, arch,
+                                   (int)(end ? (size_t)(end - ser) : strlen(ser)), ser);
+        free(ok_log);
+        rtc->destroy(&prog);
+        return st;
+    }
+    free(ok_log);
     size_t len = 0;
     r = rtc->code_size(prog, &len);
     char *bin = r == 0 && len ? malloc(len) : NULL;
