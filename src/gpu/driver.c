@@ -142,8 +142,9 @@ kiln_status kiln_gpu_compile(const kiln_gpu_driver *drv, const char *source,
     if (ser) {
         const char *end = strchr(ser, '\n');
         kiln_status st = kiln_fail(KILN_COMPILE_ERROR, "%s %s compiled %s for %s with its "
-                                   "warpgroup MMAs serialized: %.*s", drv->compiler_label,
-                                   version, program_name, arch,
+                                   "warpgroup MMAs serialized (a kiln bug with this compiler; "
+                                   "KILN_GPU_TIER picks another tier): %.*s",
+                                   drv->compiler_label, version, program_name, arch,
                                    (int)(end ? (size_t)(end - ser) : strlen(ser)), ser);
         free(ok_log);
         rtc->destroy(&prog);
