@@ -15,7 +15,8 @@ shape the profiler records.
 
 Stamps, per consumer warpgroup (its first thread) and item, in cycles: the item's start
 (after the walk's step), Q and the first key tile ready, the first S product done, the key
-loop done, the last P V product done, the output done. The stamped copy also hands the
+loop done, the last P V product done, the output done, and five inside the output (printed
+as its o_* pieces, EDITS below). The stamped copy also hands the
 caller's workspace to unsplit calls (src/gpu/variants.c) so the stamps have somewhere to go.
 Its extra stores and registers change its timing a little: it is for this measurement only.
 """
@@ -69,8 +70,9 @@ EDITS = [
      "            TR(4);\n"),
     # Inside the output (after the last P V product, stamp 4): the row sums and the staging
     # tile written (8), the item read back or worked out again (9), the LSE and unstaged
-    # stores (10), and on the path through the consumers' own 16-byte stores, their barrier passed (11) and
-    # the stores issued (12); stamp 5 follows the proxy fence or the copy engine's store.
+    # stores (10), and on the path through the consumers' own 16-byte stores, their barrier
+    # passed (11) and the stores issued (12); stamp 5 follows the proxy fence or the copy
+    # engine's store.
     ("#if HP_ITEM_SLOT\n        const int4 ii = items",
      "        TR(8);\n#if HP_ITEM_SLOT\n        const int4 ii = items"),
     ("        #pragma unroll\n        for (kiln_i32 r = 0; r < 2; ++r)\n            live[r] =",
