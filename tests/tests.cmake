@@ -11,9 +11,9 @@ set(KILN_TEST_TIMEOUT 300 CACHE STRING "Seconds each C test program may run")
 file(GLOB KILN_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.c)
 list(SORT KILN_TEST_SOURCES)
 if(NOT KILN_WITH_GPU)
-  # The kernel cache, the target table and the AMD kernels' host checks belong to the GPU
-  # layer.
-  list(FILTER KILN_TEST_SOURCES EXCLUDE REGEX "/test_(cache|targets|amd_tensor)\\.c$")
+  # The kernel cache, the target table, the AMD kernels' host checks and the runtime
+  # compiler's log check belong to the GPU layer.
+  list(FILTER KILN_TEST_SOURCES EXCLUDE REGEX "/test_(cache|targets|amd_tensor|rtc_log)\\.c$")
 endif()
 
 foreach(src ${KILN_TEST_SOURCES})
