@@ -53,6 +53,8 @@
 #                 at head dim 64 (a polynomial, kiln_hp_exp2_fma), the rest on MUFU
 #        fexp2    2 of every 8 at head dim 64
 #        fexp2all 2 of every 8 at every head dim
+#        long1k   KILN_HOPPER_LONG_MIN_KEYS 1024: the three-consumer head-dim-64 variant from
+#                 1k keys per split (default 4k)
 #        pre      the kernel as in $PRE_DIR/attention_hopper.cu (a copy of another
 #                 revision's, e.g. from git show), the header as in this tree
 #   2. the GPU conformance entries (ctest -L gpu) with KILN_GPU_TIER=hopper on each build
@@ -110,6 +112,7 @@ all_opts=(
   "fexp1|#define KILN_HOPPER_FMA_EXP(d) ((d) == 64 ? 1 : 0)"
   "fexp2|#define KILN_HOPPER_FMA_EXP(d) ((d) == 64 ? 2 : 0)"
   "fexp2all|#define KILN_HOPPER_FMA_EXP(d) 2"
+  "long1k|#define KILN_HOPPER_LONG_MIN_KEYS 1024"
 )
 opts=()
 for n in ${ALTS:-staged old}; do

@@ -17,7 +17,9 @@
  * 440 (cuDNN 417-418 and 447-451 in that run); without turns between its consumers
  * (c3cdn) it does not spill but ran 398 and 462. On an H100 (c2c, the two-consumer one
  * beside it, bench/results/hopper-ab_c2c_*): 410.6 against 391.6 at 4k, 473.1 against 434.3
- * at 16k (cuDNN 409-411 and 441-448). */
+ * at 16k (cuDNN 409-411 and 441-448). From 1k keys instead (long1k beside the defaults,
+ * three passes each, bench/results/hopper-ab_tcsum-skipexp_*): S = 1k without a mask 407.0
+ * against 409.7 TFLOP/s, causal 257.0 against 298.9, so the threshold stays at 4k. */
 #ifndef KILN_HOPPER_LONG_MIN_KEYS
 #define KILN_HOPPER_LONG_MIN_KEYS 4096
 #endif
@@ -152,7 +154,13 @@
  * head dim 64 S = 1k 411.9 / 410.5 / 409.3 TFLOP/s against 392.2 / 395.1 / 394.2 (+3.8 ..
  * +5.0%), 4k +0.8 .. +2.1%, head dim 128 1k +1.7 .. +3.9%. Its causal variants ran 12-20%
  * slower there: with the item slot ptxas serialized their warpgroup MMAs; they take the
- * walk again now, a form not measured on the GPU yet. The reordering alone
+ * walk again now. That form against the kernel before the change, three passes each in one
+ * run on an H100 (ALTS="... neither pre", bench/results/hopper-ab_tcsum-skipexp_*), means
+ * of the passes: head dim 64 S = 1k 409.7 against 397.0 TFLOP/s (+3.1%), causal 298.9
+ * against 293.5 (+1.8%), 4k and 4k causal -0.3 / -0.8%, head dim 128 1k +1.4%, causal
+ * +0.2%. (The slot's C7520 comes from the item read back from shared memory beside the
+ * predicated last P V product, HP_SKIP_PV: with either gone ptxas keeps the MMAs
+ * asynchronous.) The reordering alone
  * (bench/results/hopper-ab_stage-first_*) moved head dim 64 S = 1k by -1% and causal by +1%,
  * within the run's noise. */
 #ifndef KILN_HOPPER_FRESH_OUT
@@ -220,6 +228,14 @@
 #ifndef KILN_HOPPER_SKIP_PV
 #define KILN_HOPPER_SKIP_PV(d) 1
 #endif
+/* Under the causal mask, a tile's softmax leaving out the exponentials of the groups of 8
+ * keys past the last one any row of the warp sees (their weights are 0), by a warp-uniform
+ * branch per group on the tiles the mask reaches (on a diagonal tile about half of them),
+ * measured on an H100 against the kernel without it (bench/hopper_ab.sh, three passes each
+ * in one run; the change is bench/results/hopper-ab_tcsum-skipexp_*_patch.diff, the run
+ * beside it), means of the passes: head dim 64 causal S = 1k 282.9 against 298.9 TFLOP/s
+ * (-5.4%), 4k 386.8 against 407.3 (-5.0%), head dim 128 causal 1k 384.0 against 416.9
+ * (-7.9%): the branches cost more than the exponentials they save. Taken out. */
 /* That product in half a tile or all of it by a branch instead (2 injected warpgroup arrives
  * instead of 9, no spill) ran within the run's noise of the predicated steps on an H100
  * (bench/hopper_ab.sh at e0bfa27, skiphalf beside staged,
@@ -307,6 +323,16 @@
 #ifndef KILN_HOPPER_REGS_MMA
 #define KILN_HOPPER_REGS_MMA(d, m, nc) ((nc) == 3 ? 160 : 240)
 #endif
+
+/* Each row's sum of weights from the tensor cores, P times a 16 x 8 tile of ones issued
+ * with each P V product (eight m64n8k16 products a tile, four accumulators rescaled with O)
+ * instead of 64 additions a thread and tile in the softmax and the quad's shuffles at the
+ * output, measured in the same run (same patch): head dim 64 S = 1k 382.6 against 409.7
+ * TFLOP/s (-6.6%), causal -0.7%, 4k -1.4% and -0.8% causal, head dim 128 1k -3.1% and
+ * -4.7% causal. Two builds of the same kernel differed by up to 4% in that run, yet the
+ * additions are not what the key loop waits for: the eight more products cost more. Taken
+ * out. */
+
 
 /* Dynamic shared memory of a block of head dim d, mask m and long flag l: the Q tile, the
  * K and V rings, the output tile where it has its own, 1024 bytes of alignment slack, and
