@@ -160,9 +160,8 @@
  * against 293.5 (+1.8%), 4k and 4k causal -0.3 / -0.8%, head dim 128 1k +1.4%, causal
  * +0.2%. (The slot's C7520 comes from the item read back from shared memory beside the
  * predicated last P V product, HP_SKIP_PV: with either gone ptxas keeps the MMAs
- * asynchronous.) The reordering alone
- * (bench/results/hopper-ab_stage-first_*) moved head dim 64 S = 1k by -1% and causal by +1%,
- * within the run's noise. */
+ * asynchronous.) The reordering alone (bench/results/hopper-ab_stage-first_*) moved head
+ * dim 64 S = 1k by -1% and causal by +1%, within the run's noise. */
 #ifndef KILN_HOPPER_FRESH_OUT
 #define KILN_HOPPER_FRESH_OUT(d) ((d) == 128 || NC == 3)
 #endif
@@ -332,7 +331,6 @@
  * -4.7% causal. Two builds of the same kernel differed by up to 4% in that run, yet the
  * additions are not what the key loop waits for: the eight more products cost more. Taken
  * out. */
-
 
 /* Dynamic shared memory of a block of head dim d, mask m and long flag l: the Q tile, the
  * K and V rings, the output tile where it has its own, 1024 bytes of alignment slack, and

@@ -20,6 +20,7 @@
 #include "gpu/kernel_source.h"
 #include "gpu/targets.h"
 #include "gpu/variants.h"
+#include "helpers/stand_in_rtc.h"
 #include "platform/platform.h"
 
 static void problem(kiln_attn_problem *p, int64_t head_dim)
@@ -152,10 +153,6 @@ static int rtc_compile(void *prog, int num_options, const char *const *options)
 }
 static int rtc_log_size(void *prog, size_t *size) { (void)prog; *size = 0; return 0; }
 static int rtc_log(void *prog, char *log) { (void)prog, (void)log; return 0; }
-static int rtc_code_size(void *prog, size_t *size) { (void)prog; *size = 16; return 0; }
-static int rtc_code(void *prog, char *code) { (void)prog; memset(code, 0x5a, 16); return 0; }
-static const char *rtc_error(int result) { (void)result; return "stand-in error"; }
-static kiln_status rtc_load(void) { return KILN_OK; }
 static kiln_rtc_entries stand_in_rtc = {rtc_version, rtc_create, rtc_destroy, rtc_compile,
                                         rtc_log_size, rtc_log, rtc_code_size, rtc_code,
                                         rtc_error};

@@ -11,6 +11,7 @@
 
 #include "test_check.h"
 #include "gpu/gpu.h"
+#include "helpers/stand_in_rtc.h"
 
 static const char *g_log = ""; /* what the stand-in's log holds after a compile */
 static int g_destroyed;
@@ -41,10 +42,6 @@ static int rtc_log(void *prog, char *log)
     memcpy(log, g_log, strlen(g_log) + 1);
     return 0;
 }
-static int rtc_code_size(void *prog, size_t *size) { (void)prog; *size = 16; return 0; }
-static int rtc_code(void *prog, char *code) { (void)prog; memset(code, 0x5a, 16); return 0; }
-static const char *rtc_error(int result) { (void)result; return "stand-in error"; }
-static kiln_status rtc_load(void) { return KILN_OK; }
 static kiln_rtc_entries stand_in_rtc = {rtc_version, rtc_create, rtc_destroy, rtc_compile,
                                         rtc_log_size, rtc_log, rtc_code_size, rtc_code,
                                         rtc_error};
