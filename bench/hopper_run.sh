@@ -14,7 +14,8 @@
 #   host    bench/host_bench (suite 8: host cost per call), alternately with KILN_GPU_PDL=1
 #           and 0, twice each
 # Steps run are the arguments (default: all); S2_SEQLENS narrows the smoke step's suite-2
-# lengths, SMOKE_TIERS its tiers; BENCH_TIERS the kiln tiers of bench and ref (default
+# lengths, SMOKE_TIERS its tiers; PREFILL_SHAPES ("D:S,D:S") narrows the bench step to those
+# shapes (both masks); BENCH_TIERS the kiln tiers of bench and ref (default
 # hopper,tensor; e.g. hopper,hopper-nopdl,tensor for an A/B of programmatic dependent launch). Everything goes to $OUT: summary.txt, logs.tgz
 # (every log) and results/ (the benchmark's JSON and PNG).
 #   bash bench/hopper_run.sh [smoke] [sass] [ctest] [sanit] [jit] [ab] [bench] [ref] [host]
@@ -63,7 +64,8 @@ fi
 if has smoke; then
   {
     for tier in ${SMOKE_TIERS:-hopper tensor}; do
-      for shape in "1 4 4 64 200" "2 4 2 128 300" "1 8 8 128 1000" "2 16 4 64 777"; do
+      for shape in "1 4 4 64 200" "2 4 2 128 300" "1 8 8 128 1000" "2 16 4 64 777" \
+        "2 4 2 256 333"; do
         set -- $shape
         for causal in "" "--causal"; do
           echo "== $tier B=$1 H=$2 Hkv=$3 D=$4 S=$5 $causal"
@@ -121,10 +123,10 @@ fi
 if has sanit; then
   for tool in memcheck racecheck; do
     # The fourth shape runs the wide key tiles (head dim 64, no mask, 4160 keys), the
-    # last one 160 items of head dim 128 without a mask on the persistent grid (more than
-    # one per block).
+    # fifth 160 items of head dim 128 without a mask on the persistent grid (more than
+    # one per block), the last two head dim 256 (its output staged in Q's rows).
     for shape in "2 4 2 128 300 --causal" "1 4 4 64 200" "1 2 1 128 700 --causal" \
-      "1 4 2 64 4160" "4 8 2 128 650"; do
+      "1 4 2 64 4160" "4 8 2 128 650" "2 4 2 256 300 --causal" "4 8 2 256 650"; do
       set -- $shape
       echo "== $tool B=$1 H=$2 Hkv=$3 D=$4 S=$5 ${6:-}"
       KILN_GPU_TIER=hopper timeout 60 compute-sanitizer --tool $tool $k bench attention \
@@ -171,7 +173,7 @@ fi
 if has bench; then
   KILN_LIBRARY=$b/libkiln.so PYTHONPATH=python \
     PYTHONUNBUFFERED=1 timeout 300 python3 bench/reference_benchmark.py --only prefill --kiln-tiers ${BENCH_TIERS:-hopper,tensor} \
-    --out "$out/results" > "$logs/prefill.log" 2>&1
+    ${PREFILL_SHAPES:+--prefill-shapes $PREFILL_SHAPES} --out "$out/results" > "$logs/prefill.log" 2>&1
   stamp "prefill rc=$?"
   grep -E "prefill D=|failed" "$logs/prefill.log" >> "$sum"
 fi

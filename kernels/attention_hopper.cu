@@ -3,7 +3,7 @@
  * soft-cap, ALiBi, LSE, split-KV workspace) on warpgroup MMA fed by the tensor copy engine.
  * A variant is this file plus
  *   KILN_DTYPE     1 f16 | 2 bf16
- *   KILN_HEAD_DIM  64 | 128          exactly the runtime head_dim
+ *   KILN_HEAD_DIM  64 | 128 | 256    exactly the runtime head_dim
  *   KILN_MASK      as in attention.cu
  *   KILN_MODE      0 (fixed-length q, k, v; other modes run on the tensor tier)
  *   KILN_HOPPER_LONG  1 for the long variant: three consumers at head dim 64 (attention_hopper.h)
@@ -45,8 +45,11 @@
 #if !defined(KILN_HEAD_DIM) || !defined(KILN_MASK) || !defined(KILN_MODE)
 #error "KILN_HEAD_DIM, KILN_MASK and KILN_MODE must be defined"
 #endif
-#if KILN_HEAD_DIM != 64 && KILN_HEAD_DIM != 128
-#error "the hopper tier compiles head_dim 64 and 128"
+#if KILN_HEAD_DIM != 64 && KILN_HEAD_DIM != 128 && KILN_HEAD_DIM != 256
+#error "the hopper tier compiles head_dim 64, 128 and 256"
+#endif
+#if !KILN_HOPPER_MASK_OK(KILN_HEAD_DIM, KILN_MASK)
+#error "the hopper tier compiles head dim 256 without a window mask (attention_hopper.h)"
 #endif
 #if KILN_DTYPE != 1 && KILN_DTYPE != 2
 #error "the hopper tier takes f16 or bf16"
@@ -90,7 +93,10 @@
 #else
 #error "the hopper tier's key tile is 64, 128, 160, 176 or 192 keys"
 #endif
-#if D == 128
+#if D == 256
+#define kiln_wgmma_pv kiln_wgmma_rs_n256
+#define kiln_wgmma_pv_if kiln_wgmma_rs_n256_if
+#elif D == 128
 #define kiln_wgmma_pv kiln_wgmma_rs_n128
 #define kiln_wgmma_pv_if kiln_wgmma_rs_n128_if
 #else

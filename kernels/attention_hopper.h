@@ -27,6 +27,12 @@
 #define KILN_HOPPER_LONG_COVERS(d, m) ((d) == 64 && (m) != 2)
 #endif
 
+/* Head dims and masks the tier compiles: 64 and 128 with every mask, 256 without a window
+ * (whose band arithmetic beside 128 output accumulators a thread spills 20 bytes in the 240
+ * registers a consumer has; windowed calls of head dim 256 run on the tensor tier). */
+#define KILN_HOPPER_HEAD_DIM_OK(d) ((d) == 64 || (d) == 128 || (d) == 256)
+#define KILN_HOPPER_MASK_OK(d, m) ((d) != 256 || (m) != 2)
+
 /* Consumer warpgroups per block of head dim d, mask m and long flag l (above), each owning
  * 64 query rows of one head: the block's query tile has 64 rows per consumer
  * (KILN_HOPPER_BLOCK_Q) and its threads one warpgroup more (the producer). Two consumers
@@ -57,15 +63,17 @@
  * slower (the sixth tile of 1024 keys is a third full; three consumers in tiles of 128
  * beat it, above); head dim 128 in tiles of 160 within 1% of 128 at S >= 4k and 5% slower
  * at 1k, tiles of 176 spill. */
+/* Head dim 256 takes tiles of 64 keys: a K or V tile of 128 keys (64 KiB) would leave room
+ * for one stage beside Q. */
 #ifndef KILN_HOPPER_BLOCK_K
-#define KILN_HOPPER_BLOCK_K(d, m) 128
+#define KILN_HOPPER_BLOCK_K(d, m) ((d) == 256 ? 64 : 128)
 #endif
 /* K and V tiles in flight per head dim d and mask m. 4 stages at head dim 64 (160 KiB of
  * shared memory) ran within 1% of 3 on every suite-2 shape of an H200, 1% slower at S = 1k
  * causal (bench/results/hopper-stages-ab_main-0da4112_*); head dim 128 has room for 3 only,
  * and for 2 beside an output tile of its own (KILN_HOPPER_O_OWN below). */
 #ifndef KILN_HOPPER_STAGES
-#define KILN_HOPPER_STAGES(d, m) ((d) == 128 && KILN_HOPPER_O_OWN(d, m) ? 2 : 3)
+#define KILN_HOPPER_STAGES(d, m) ((d) == 256 || ((d) == 128 && KILN_HOPPER_O_OWN(d, m)) ? 2 : 3)
 #endif
 /* Threads of a block: the producer warpgroup and the consumers. */
 #define KILN_HOPPER_THREADS(d, m, l) (128 * (1 + KILN_HOPPER_CONSUMERS(d, m, l)))
@@ -90,9 +98,11 @@
 
 /* Whether the output of a block is staged in its own shared-memory tile (1) or in the Q
  * tile's rows (0, Q then reloads only after the output is written). Its own tile pays off
- * on the persistent grid only (at head dim 128 beside 2 stages). */
+ * on the persistent grid only (at head dim 128 beside 2 stages). Head dim 256 has no room
+ * for it: Q (64 KiB) and two stages of 64-key K and V tiles (128 KiB) fill the block's
+ * shared memory. */
 #ifndef KILN_HOPPER_O_OWN
-#define KILN_HOPPER_O_OWN(d, m) KILN_HOPPER_PERSISTENT(d, m)
+#define KILN_HOPPER_O_OWN(d, m) ((d) != 256 && KILN_HOPPER_PERSISTENT(d, m))
 #endif
 
 /* One Q tile in shared memory: the producer loads an item's Q once the consumers' last S
@@ -128,7 +138,7 @@
  * +2.2 - 2.3% causal at 4k and 16k, -1.6% causal at 1k; with it at head dim 64 as well
  * (lazy64) 3-6% slower there, so not taken. */
 #ifndef KILN_HOPPER_LAZY_RESCALE
-#define KILN_HOPPER_LAZY_RESCALE(d) ((d) == 128)
+#define KILN_HOPPER_LAZY_RESCALE(d) ((d) >= 128)
 #endif
 #ifndef KILN_HOPPER_RESCALE_SLACK
 #define KILN_HOPPER_RESCALE_SLACK 8.0f
@@ -163,7 +173,7 @@
  * asynchronous.) The reordering alone (bench/results/hopper-ab_stage-first_*) moved head
  * dim 64 S = 1k by -1% and causal by +1%, within the run's noise. */
 #ifndef KILN_HOPPER_FRESH_OUT
-#define KILN_HOPPER_FRESH_OUT(d) ((d) == 128 || NC == 3)
+#define KILN_HOPPER_FRESH_OUT(d) ((d) >= 128 || NC == 3)
 #endif
 /* A per-item diet measured against the kernel above in two same-run A/Bs on an H100
  * (bench/hopper_ab.sh, staged / again64 / fence beside pre; the change is
@@ -204,7 +214,7 @@
  * +2.6% at S >= 4k without a mask, in 128-key tiles 15% slower without a mask at 1k and
  * 17-19% slower causal. */
 #ifndef KILN_HOPPER_TURN_EXP
-#define KILN_HOPPER_TURN_EXP(d) ((d) == 128)
+#define KILN_HOPPER_TURN_EXP(d) ((d) >= 128)
 #endif
 
 /* Where the consumers take turns at issuing their products (head dim 64), an item's first S

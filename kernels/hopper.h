@@ -78,7 +78,8 @@ KILN_DEV void kiln_wgmma_commit(void)
  * 8i + 2t + (x & 1). A from registers (the _rs forms) has the m16n8k16 A-fragment layout of
  * mma.h per warp. scale_d 0 ignores the accumulator's old value.
  *   _ss_nN:   A and B both K-major in shared memory (S = Q K^T), N = 64, 128, 160, 176 or 192 keys.
- *   _rs_nN:   A in registers, B MN-major in shared memory, transposed (O += P V).
+ *   _rs_nN:   A in registers, B MN-major in shared memory, transposed (O += P V), N = 64,
+ *             128 or 256 (the head dim).
  * The asm statements' accumulator operands: register names eight at a time (KILN_WG_R<i>:
  * "%i, ..., %i+7") and the matching read-write operands d[i] .. d[i + 7]. */
 #define KILN_WG_R0 "%0, %1, %2, %3, %4, %5, %6, %7"
@@ -93,6 +94,10 @@ KILN_DEV void kiln_wgmma_commit(void)
 #define KILN_WG_R72 "%72, %73, %74, %75, %76, %77, %78, %79"
 #define KILN_WG_R80 "%80, %81, %82, %83, %84, %85, %86, %87"
 #define KILN_WG_R88 "%88, %89, %90, %91, %92, %93, %94, %95"
+#define KILN_WG_R96 "%96, %97, %98, %99, %100, %101, %102, %103"
+#define KILN_WG_R104 "%104, %105, %106, %107, %108, %109, %110, %111"
+#define KILN_WG_R112 "%112, %113, %114, %115, %116, %117, %118, %119"
+#define KILN_WG_R120 "%120, %121, %122, %123, %124, %125, %126, %127"
 #define KILN_WG_D8(i)                                                                        \
     "+f"(d[(i)]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]),   \
         "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
@@ -136,6 +141,21 @@ KILN_DEV void kiln_wgmma_rs_n128_if(float d[64], const kiln_u32 a[4], kiln_u64 d
                   KILN_WG_RX4(KILN_WG_R32, KILN_WG_R40, KILN_WG_R48, KILN_WG_R56),
                   "%69", "%70", "{%64, %65, %66, %67}", "%68", "1, 1, 1", KILN_WG_D32(0),
                   KILN_WG_D32(32)
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(on));
+}
+
+/* N = 256: 128 accumulators, in four groups of 32 register names. */
+#define KILN_WG_R256                                                                         \
+    KILN_WG_RX4(KILN_WG_R0, KILN_WG_R8, KILN_WG_R16, KILN_WG_R24) ", "                       \
+    KILN_WG_RX4(KILN_WG_R32, KILN_WG_R40, KILN_WG_R48, KILN_WG_R56) ", "                     \
+    KILN_WG_RX4(KILN_WG_R64, KILN_WG_R72, KILN_WG_R80, KILN_WG_R88) ", "                     \
+    KILN_WG_RX4(KILN_WG_R96, KILN_WG_R104, KILN_WG_R112, KILN_WG_R120)
+
+KILN_DEV void kiln_wgmma_rs_n256_if(float d[128], const kiln_u32 a[4], kiln_u64 db,
+                                    int scale_d, int on)
+{
+    KILN_WGMMA_IF(256, KILN_WG_R256, "%133", "%134", "{%128, %129, %130, %131}", "%132",
+                  "1, 1, 1", KILN_WG_D32(0), KILN_WG_D32(32), KILN_WG_D32(64), KILN_WG_D32(96)
                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "r"(on));
 }
 
@@ -197,6 +217,13 @@ KILN_DEV void kiln_wgmma_rs_n128(float d[64], const kiln_u32 a[4], kiln_u64 db, 
                KILN_WG_RX4(KILN_WG_R0, KILN_WG_R8, KILN_WG_R16, KILN_WG_R24) ", "
                KILN_WG_RX4(KILN_WG_R32, KILN_WG_R40, KILN_WG_R48, KILN_WG_R56),
                "%69", "{%64, %65, %66, %67}", "%68", "1, 1, 1", KILN_WG_D32(0), KILN_WG_D32(32)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
+}
+
+KILN_DEV void kiln_wgmma_rs_n256(float d[128], const kiln_u32 a[4], kiln_u64 db, int scale_d)
+{
+    KILN_WGMMA(256, KILN_WG_R256, "%133", "{%128, %129, %130, %131}", "%132", "1, 1, 1",
+               KILN_WG_D32(0), KILN_WG_D32(32), KILN_WG_D32(64), KILN_WG_D32(96)
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));
 }
 

@@ -14,7 +14,7 @@ static const kiln_dtype kActDtypes[] = {KILN_F32, KILN_F16, KILN_BF16};
 static const int32_t kHeadDims[] = {64, 128, 256};
 static const int32_t kTensorHeadDims[] = KILN_ATTN_TENSOR_HEAD_DIMS;
 static const int32_t kAmdTensorHeadDims[] = {64, 128};
-static const int32_t kHopperHeadDims[] = {64, 128};
+static const int32_t kHopperHeadDims[] = {64, 128, 256};
 static const int32_t kMasks[] = {KILN_MASK_FULL, KILN_MASK_CAUSAL, KILN_MASK_WINDOW};
 static const kiln_attn_mode kModes[] = {KILN_MODE_FIXED, KILN_MODE_VARLEN, KILN_MODE_PAGED};
 static const kiln_activation kActs[] = {KILN_ACT_SILU, KILN_ACT_GELU, KILN_ACT_GELU_TANH};
@@ -127,6 +127,7 @@ size_t kiln_gpu_variant_list(const kiln_target *t, kiln_gpu_variant *out, size_t
                     kiln_gpu_variant v = {KILN_KERNEL_ATTN, kAttnDtypes[a], kHopperHeadDims[d],
                                           kMasks[m], KILN_MODE_FIXED, KILN_ACT_SILU,
                                           KILN_GPU_TIER_ID_HOPPER, 0, 0};
+                    if (!KILN_HOPPER_MASK_OK(kHopperHeadDims[d], kMasks[m])) continue;
                     put(out, cap, &n, v);
                     v.wide = 1;
                     if (KILN_HOPPER_LONG_COVERS(kHopperHeadDims[d], kMasks[m]))
@@ -247,9 +248,14 @@ int kiln_gpu_hopper_covers(const kiln_attn_problem *p, const kiln_target *t, cha
                  kiln_dtype_name(p->dtype));
         return 0;
     }
-    if (p->head_dim != 64 && p->head_dim != 128) {
-        if (why) snprintf(why, cap, "the hopper tier runs head_dim 64 or 128, not %lld",
+    if (!KILN_HOPPER_HEAD_DIM_OK(p->head_dim)) {
+        if (why) snprintf(why, cap, "the hopper tier runs head_dim 64, 128 or 256, not %lld",
                  (long long)p->head_dim);
+        return 0;
+    }
+    if (!KILN_HOPPER_MASK_OK(p->head_dim, kiln_mask_index(p))) {
+        if (why) snprintf(why, cap, "the hopper tier runs head_dim %lld without a sliding window; "
+                 "windowed calls run on the tensor tier", (long long)p->head_dim);
         return 0;
     }
     if (p->mode != KILN_MODE_FIXED) {

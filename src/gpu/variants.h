@@ -28,8 +28,9 @@
  * Hopper tier (NVIDIA sm_90, compiled for sm_90a: wgmma + TMA + mbarriers, warp-specialized,
  * kernels/attention_hopper.cu):
  *   attention  dtype {f16, bf16} x head dim {64, 128} (exact) x mask {full, causal, window}
- *              x mode {fixed}. It covers a problem when: the target is sm_90; head_dim is 64
- *              or 128; the mode is fixed-length (varlen and paged run on the tensor tier);
+ *              x mode {fixed}, and head dim 256 x mask {full, causal}. It covers a problem
+ *              when: the target is sm_90; head_dim is 64, 128 or 256 (256 without a
+ *              window); the mode is fixed-length (varlen and paged run on the tensor tier);
  *              q, k, v and out start on 16-byte
  *              boundaries and every q / k / v / out stride is a multiple of 8 elements (the
  *              copy engine's rule); lengths, batch and heads are below 2^29. Inside that

@@ -645,8 +645,8 @@ int main(int argc, char **argv)
 
     check_case("hopper tier choice");
     {
-        /* The rules of src/gpu/variants.h: sm_90 only; f16 / bf16, head_dim 64 or 128,
-         * fixed-length; 16-byte aligned q, k, v, out and strides in multiples of 8; auto
+        /* The rules of src/gpu/variants.h: sm_90 only; f16 / bf16, head_dim 64, 128 or 256
+         * (256 without a window), fixed-length; 16-byte aligned q, k, v, out and strides in multiples of 8; auto
          * takes it from seqlen_q 64 on, else the tensor tier. */
         const kiln_target *h100 = kiln_target_find("sm_90");
         kiln_attn_problem p;
@@ -777,6 +777,27 @@ int main(int argc, char **argv)
         p.head_dim = 96;
         CHECK(!kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
         CHECK(strstr(why, "head_dim") != NULL);
+        /* Head dim 256 without a mask and causal; a window runs on the tensor tier. */
+        p.head_dim = 256;
+        CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, h100, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_HOPPER);
+        CHECK_EQ(v.wide, 0);
+        kiln_gpu_variant_key(&v, key, sizeof key);
+        CHECK_STR_EQ(key, "attn_fwd.bf16.d256.full.fixed.hopper");
+        CHECK_EQ(kiln_gpu_hopper_block_k(&v), 64);
+        CHECK_EQ(kiln_gpu_variant_dynamic_smem(&v), KILN_HOPPER_SMEM_BYTES(256, 0, 0));
+        CHECK(kiln_gpu_variant_dynamic_smem(&v) <= h100->shared_max_bytes);
+        p.causal = 1;
+        p.window_right = 0;
+        CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        p.window_left = 100;
+        CHECK(!kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
+        CHECK(strstr(why, "window") != NULL);
+        CHECK_OK(kiln_gpu_variant_for_attn_tier(&p, h100, KILN_GPU_TIER_AUTO, &v));
+        CHECK_EQ(v.tier, KILN_GPU_TIER_ID_TENSOR);
+        p.causal = 0;
+        p.window_left = p.window_right = -1;
         p.head_dim = 64;
         CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
         p.dtype = KILN_F32;
@@ -794,13 +815,13 @@ int main(int argc, char **argv)
         p.seqlen_k = 500;
         CHECK(kiln_gpu_hopper_covers(&p, h100, why, sizeof why));
 
-        /* 16 hopper variants on sm_90 (f16 / bf16 x d64 / d128 x 3 masks, fixed, and the
-         * long d64 full and causal ones), none on sm_80. */
+        /* 20 hopper variants on sm_90 (f16 / bf16 x d64 / d128 x 3 masks and d256 x 2 (no
+         * window), fixed, and the long d64 full and causal ones), none on sm_80. */
         nv = kiln_gpu_variant_list(h100, NULL, 0);
         list = malloc(nv * sizeof *list);
         kiln_gpu_variant_list(h100, list, nv);
         for (size_t i = 0; i < nv; ++i) hopper += list[i].tier == KILN_GPU_TIER_ID_HOPPER;
-        CHECK_EQ(hopper, 16);
+        CHECK_EQ(hopper, 20);
         free(list);
         nv = kiln_gpu_variant_list(t, NULL, 0);
         list = malloc(nv * sizeof *list);
