@@ -139,6 +139,7 @@ static void persistent_walk(tc_env *env) {
     static const int64_t shapes[][5] = {
         /* d, sq, batch, hq, hkv */
         {64, 256, 2, 140, 140}, {128, 384, 1, 136, 34}, {64, 640, 1, 96, 24},
+        {256, 512, 1, 68, 17}, /* head dim 256: 136 pairs, its output staged in Q's rows */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tc_attn_case c = tc_attn_defaults(KILN_MODE_FIXED, KILN_BF16);
