@@ -14,7 +14,8 @@
 #   host    bench/host_bench (suite 8: host cost per call), alternately with KILN_GPU_PDL=1
 #           and 0, twice each
 # Steps run are the arguments (default: all); S2_SEQLENS narrows the smoke step's suite-2
-# lengths, SMOKE_TIERS its tiers; PREFILL_SHAPES ("D:S,D:S") narrows the bench step to those
+# lengths, SMOKE_TIERS its tiers; CTEST_TIERS the ctest step's (default auto hopper);
+# SANIT_SHAPES the sanitizer's shapes; PREFILL_SHAPES ("D:S,D:S") narrows the bench step to those
 # shapes (both masks); BENCH_TIERS the kiln tiers of bench and ref (default
 # hopper,tensor; e.g. hopper,hopper-nopdl,tensor for an A/B of programmatic dependent launch). Everything goes to $OUT: summary.txt, logs.tgz
 # (every log) and results/ (the benchmark's JSON and PNG).
@@ -105,7 +106,7 @@ if has sass; then
 fi
 
 if has ctest; then
-  for tier in auto hopper; do
+  for tier in ${CTEST_TIERS:-auto hopper}; do
     KILN_GPU_TIER=$tier KILN_TEST_BACKEND=cuda timeout 200 \
       ctest --test-dir $b -L gpu --output-on-failure -j 4 --timeout 190 \
       > "$logs/ctest_$tier.log" 2>&1
@@ -125,8 +126,9 @@ if has sanit; then
     # The fourth shape runs the wide key tiles (head dim 64, no mask, 4160 keys), the
     # fifth 160 items of head dim 128 without a mask on the persistent grid (more than
     # one per block), the last two head dim 256 (its output staged in Q's rows).
-    for shape in "2 4 2 128 300 --causal" "1 4 4 64 200" "1 2 1 128 700 --causal" \
-      "1 4 2 64 4160" "4 8 2 128 650" "2 4 2 256 300 --causal" "4 8 2 256 650"; do
+    # SANIT_SHAPES ("B H Hkv D S [--causal];...") replaces the list.
+    IFS=';' read -r -a shapes <<< "${SANIT_SHAPES:-2 4 2 128 300 --causal;1 4 4 64 200;1 2 1 128 700 --causal;1 4 2 64 4160;4 8 2 128 650;2 4 2 256 300 --causal;4 8 2 256 650}"
+    for shape in "${shapes[@]}"; do
       set -- $shape
       echo "== $tool B=$1 H=$2 Hkv=$3 D=$4 S=$5 ${6:-}"
       KILN_GPU_TIER=hopper timeout 60 compute-sanitizer --tool $tool $k bench attention \
