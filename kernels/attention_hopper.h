@@ -216,6 +216,10 @@
  * not), within noise at 1k; head dim 64 in 192-key tiles (a variant since replaced) +1.6 to
  * +2.6% at S >= 4k without a mask, in 128-key tiles 15% slower without a mask at 1k and
  * 17-19% slower causal. */
+/* Head dim 256 takes them too: against turns at issuing the products (tmma beside staged,
+ * two passes each on an H100, bench/results/hopper-ab_d256-turns_*) 571.5 / 573.1 against
+ * 568.3 / 560.8 TFLOP/s at S = 1k, 702.6 / 661.3 against 629.4 / 630.9 at 4k, 721.8 / 722.5
+ * against 657.7 / 657.8 at 16k, causal +1 .. +10%. */
 #ifndef KILN_HOPPER_TURN_EXP
 #define KILN_HOPPER_TURN_EXP(d) ((d) >= 128)
 #endif
