@@ -3,10 +3,7 @@
  * soft-cap, ALiBi, LSE, split-KV workspace) on warpgroup MMA fed by the tensor copy engine.
  * A variant is this file plus
  *   KILN_DTYPE     1 f16 | 2 bf16
- *   KILN_HEAD_DIM  64 | 128 | 256    the runtime head_dim, or the next of these above it
- *                                    (head dims 72-120 on 128, 136-248 on 256): the copy
- *                                    engine fills the columns past it with zeros, which are
- *                                    never stored
+ *   KILN_HEAD_DIM  64 | 128 | 256    exactly the runtime head_dim
  *   KILN_MASK      as in attention.cu
  *   KILN_MODE      0 (fixed-length q, k, v; other modes run on the tensor tier)
  *   KILN_HOPPER_LONG  1 for the long variant: three consumers at head dim 64 (attention_hopper.h)
@@ -894,8 +891,7 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                     float2 v2;
                     v2.x = o[4 * n + 2 * r] * inv[r];
                     v2.y = o[4 * n + 2 * r + 1] * inv[r];
-                    if (n * 8 < a.head_dim)
-                        *(float2 *)&a.ws_out[wrow * a.head_dim + n * 8 + 2 * tq4] = v2;
+                    *(float2 *)&a.ws_out[wrow * D + n * 8 + 2 * tq4] = v2;
                 }
                 if (tq4 == 0) a.ws_lse[wrow] = HP_LSE(r);
             }
@@ -918,9 +914,8 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
                         o_off + (kiln_i64)w.ri[r] * a.o_stride_row + h * a.o_stride_head + 2 * tq4;
                     #pragma unroll
                     for (kiln_i32 n = 0; n < D / 8; ++n)
-                        if (n * 8 < a.head_dim)
-                            *(kiln_u32 *)&out[at + n * 8] = kiln_pack2(o[4 * n + 2 * r] * inv[r],
-                                                                       o[4 * n + 2 * r + 1] * inv[r]);
+                        *(kiln_u32 *)&out[at + n * 8] =
+                            kiln_pack2(o[4 * n + 2 * r] * inv[r], o[4 * n + 2 * r + 1] * inv[r]);
                 }
             }
         }
@@ -955,10 +950,9 @@ kiln_attn_fwd(const __grid_constant__ kiln_attn_args a, const __grid_constant__ 
             kiln_elem *out = (kiln_elem *)a.out + o_off + h * a.o_stride_head +
                              (kiln_i64)ir * a.o_stride_row + c0 * 8;
             const kiln_i64 step = (kiln_i64)RK * a.o_stride_row;
-            const int col_in = c0 * 8 < a.head_dim; /* a padded head dim's columns stay */
             #pragma unroll
             for (kiln_i32 k = 0; k < D / 16; ++k)
-                if (ir + RK * k < sq && col_in) *(uint4 *)(out + k * step) = v4[k];
+                if (ir + RK * k < sq) *(uint4 *)(out + k * step) = v4[k];
             /* Generic accesses to the staging rows before the copy engine's next write
              * there (Q's rows); the next item's writes come after this consumer's next
              * turn barrier, which waits for all of its threads. */

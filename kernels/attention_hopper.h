@@ -29,11 +29,8 @@
 
 /* Head dims and masks the tier compiles: 64 and 128 with every mask, 256 without a window
  * (whose band arithmetic beside 128 output accumulators a thread spills 20 bytes in the 240
- * registers a consumer has; windowed calls of head dim 256 run on the tensor tier). A call's
- * head dim d (a multiple of 8) runs on KILN_HOPPER_HEAD_DIM(d): 64 exactly, 72-128 on 128,
- * 136-256 on 256, the columns past d zeros (kernels/attention_hopper.cu); 0 where none
- * (below 64: the tensor tier's narrower kernels waste less). */
-#define KILN_HOPPER_HEAD_DIM(d) ((d) == 64 ? 64 : (d) > 64 && (d) <= 128 ? 128 : (d) > 128 && (d) <= 256 ? 256 : 0)
+ * registers a consumer has; windowed calls of head dim 256 run on the tensor tier). */
+#define KILN_HOPPER_HEAD_DIM_OK(d) ((d) == 64 || (d) == 128 || (d) == 256)
 #define KILN_HOPPER_MASK_OK(d, m) ((d) != 256 || (m) != 2)
 
 /* Consumer warpgroups per block of head dim d, mask m and long flag l (above), each owning

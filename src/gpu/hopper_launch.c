@@ -99,13 +99,13 @@ kiln_status kiln_gpu_hopper_launch(kiln_gpu_device *dev, void *fn,
     }
     /* The output, for the copy engine's stores of unsplit calls: each consumer's 64 rows
      * (split calls write fp32 partials to the workspace themselves). */
-    if (KILN_HOPPER_TMA_STORE(v->head_dim) && a->num_splits <= 1)
+    if (KILN_HOPPER_TMA_STORE(a->head_dim) && a->num_splits <= 1)
         KILN_FORWARD(make_map(drv, &mo, bf16, a->out, a->head_dim, a->seqlen_q, a->heads_q,
                               a->batch, a->o_stride_row, a->o_stride_head, a->o_stride_batch,
                               KILN_HOPPER_CONSUMER_ROWS));
     else
         mo = mq;
-    if (KILN_HOPPER_PERSISTENT(v->head_dim, (int)v->mask)) {
+    if (KILN_HOPPER_PERSISTENT(a->head_dim, (int)v->mask)) {
         /* Every work item of grid on at most one block per SM (the kernel walks them). */
         const uint64_t items = (uint64_t)grid[0] * grid[1] * grid[2];
         const uint64_t cap = compute_units > 0 ? (uint64_t)compute_units : 1u;

@@ -248,14 +248,14 @@ int kiln_gpu_hopper_covers(const kiln_attn_problem *p, const kiln_target *t, cha
                  kiln_dtype_name(p->dtype));
         return 0;
     }
-    if (p->head_dim % 8 != 0 || !KILN_HOPPER_HEAD_DIM(p->head_dim)) {
-        if (why) snprintf(why, cap, "the hopper tier runs head_dim 64 and multiples of 8 from 72 "
-                 "to 256 (on its 128 and 256 kernels), not %lld", (long long)p->head_dim);
+    if (!KILN_HOPPER_HEAD_DIM_OK(p->head_dim)) {
+        if (why) snprintf(why, cap, "the hopper tier runs head_dim 64, 128 or 256, not %lld",
+                 (long long)p->head_dim);
         return 0;
     }
-    if (!KILN_HOPPER_MASK_OK(KILN_HOPPER_HEAD_DIM(p->head_dim), kiln_mask_index(p))) {
-        if (why) snprintf(why, cap, "the hopper tier runs head_dim %lld (its 256 kernel) without a "
-                 "sliding window; windowed calls run on the tensor tier", (long long)p->head_dim);
+    if (!KILN_HOPPER_MASK_OK(p->head_dim, kiln_mask_index(p))) {
+        if (why) snprintf(why, cap, "the hopper tier runs head_dim %lld without a sliding window; "
+                 "windowed calls run on the tensor tier", (long long)p->head_dim);
         return 0;
     }
     if (p->mode != KILN_MODE_FIXED) {
@@ -301,7 +301,7 @@ kiln_status kiln_gpu_variant_for_attn_tier(const kiln_attn_problem *p, const kil
                      "KILN_GPU_TIER=hopper: %s", why);
         if (covered && (want == KILN_GPU_TIER_WANT_HOPPER || p->seqlen_q >= 64)) {
             KILN_FORWARD(kiln_gpu_variant_for_attn(p, v));
-            v->head_dim = (int32_t)KILN_HOPPER_HEAD_DIM(p->head_dim);
+            v->head_dim = (int32_t)p->head_dim;
             v->tier = KILN_GPU_TIER_ID_HOPPER;
             /* Long key ranges take the long variant (attention_hopper.h says why). */
             const int64_t per_split = p->seqlen_k / (p->num_splits > 1 ? p->num_splits : 1);

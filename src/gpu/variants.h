@@ -29,10 +29,8 @@
  * kernels/attention_hopper.cu):
  *   attention  dtype {f16, bf16} x head dim {64, 128} (exact) x mask {full, causal, window}
  *              x mode {fixed}, and head dim 256 x mask {full, causal}. It covers a problem
- *              when: the target is sm_90; head_dim is 64, or a multiple of 8 from 72 to 256
- *              (72-128 on the 128 kernel, 136-256 on the 256 one, without a window; the
- *              columns past head_dim zeros); the mode is fixed-length (varlen and paged run
- *              on the tensor tier);
+ *              when: the target is sm_90; head_dim is 64, 128 or 256 (256 without a
+ *              window); the mode is fixed-length (varlen and paged run on the tensor tier);
  *              q, k, v and out start on 16-byte
  *              boundaries and every q / k / v / out stride is a multiple of 8 elements (the
  *              copy engine's rule); lengths, batch and heads are below 2^29. Inside that
